@@ -1,0 +1,39 @@
+// Package policy is the sandbox policy as pure data: the built-in defaults, the
+// layering of config files, environment and flags on top of them, validation, and
+// the list of settings that loosen the sandbox. It makes no system calls beyond
+// reading config files and checking that named paths exist, so it builds and
+// tests on any OS.
+package policy
+
+// Policy is the effective sandbox policy after layering. A zero value is never
+// "less restricted": an unset limit means "no limit requested", and every
+// loosening has a loud name (AllowHooks, Unmask, RW outside the workdir).
+type Policy struct {
+	// Workdir is the project directory, mounted read-write. Absolute, cleaned.
+	Workdir string `json:"workdir"`
+	// RO and RW are extra host paths bound read-only / read-write at the same path.
+	RO []string `json:"ro,omitempty"`
+	RW []string `json:"rw,omitempty"`
+	// Protect lists paths kept read-only even inside the workdir. Relative
+	// entries are relative to the workdir; a trailing "/" marks a directory.
+	Protect []string `json:"protect"`
+	// Mask lists paths that exist but read empty. Same conventions as Protect;
+	// a "*" in the last element is a glob (".env.*").
+	Mask []string `json:"mask"`
+	// Unmask removes entries from Mask (loosening).
+	Unmask []string `json:"unmask,omitempty"`
+	// AllowHooks leaves .git/hooks writable (loosening).
+	AllowHooks bool `json:"allow_hooks"`
+	// Env names host variables to pass (NAME) or sets them (NAME=VALUE).
+	Env []string `json:"env,omitempty"`
+	// Memory is the memory limit in bytes; 0 means no limit was requested.
+	Memory int64 `json:"memory,omitempty"`
+	// CPUs is the CPU limit in cores (1.5 = one and a half); 0 means none requested.
+	CPUs float64 `json:"cpus,omitempty"`
+	// Pids is the maximum number of tasks; 0 means none requested.
+	Pids int64 `json:"pids,omitempty"`
+	// LogLevel is one of debug, info, warn, error.
+	LogLevel string `json:"log_level"`
+	// Network is the network mode; "none" (only lo) in this version.
+	Network string `json:"network"`
+}

@@ -1,0 +1,275 @@
+package policy
+
+import (
+	"github.com/stockade-dev/stockade/internal/environ"
+
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SourceDefault is the provenance of a built-in value.
+const SourceDefault = "default"
+
+// Entry is one list entry and where it came from.
+type Entry struct {
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// Resolved is the effective policy with the provenance of every value, for
+// `stockade policy show`.
+type Resolved struct {
+	Policy Policy `json:"policy"`
+	// Sources maps each scalar key (workdir, allow_hooks, memory, cpus, pids,
+	// log_level, network) to the source of its value: SourceDefault, a file
+	// path, "env STOCKADE_MEMORY" or "flag --memory".
+	Sources map[string]string `json:"sources"`
+	// ListSources maps each list key (ro, rw, protect, mask, unmask, env) to
+	// its entries in order, each with the source that added it first.
+	ListSources map[string][]Entry `json:"list_sources"`
+}
+
+// Resolve layers the settings on top of Default(cwd). Layers are applied in
+// Kind order whatever order they are passed in (admin < user < project < env
+// < flag); within a kind, in the order given. A scalar from a later layer
+// replaces the earlier value; lists accumulate, keeping the first source of
+// a duplicate entry.
+//
+// The admin layer is a bound, not a default: a later layer that sets
+// allow_hooks true when the admin set false (or protects a hook directory),
+// raises an admin memory/cpus/pids limit, changes the admin network, or
+// unmasks an admin mask or protect entry is an error naming both sources.
+//
+// When allow_hooks is true, the hook directories are removed from Protect;
+// unmask entries remove equal Mask entries and stay in Unmask, so the mount
+// code can also exempt them from a glob (".env.*" vs ".env.example").
+func Resolve(cwd string, layers ...Layer) (Resolved, error) {
+	sorted := slices.Clone(layers)
+	slices.SortStableFunc(sorted, func(a, b Layer) int { return int(a.Kind - b.Kind) })
+
+	r := newResolved(Default(filepath.Clean(cwd)))
+	var admin *Layer
+	for i := range sorted {
+		l := &sorted[i]
+		switch {
+		case l.Kind < KindAdmin || l.Kind > KindFlag:
+			return Resolved{}, fmt.Errorf("resolving policy: layer %q has no valid kind", l.Source)
+		case l.Kind == KindProject && l.Workdir != nil:
+			return Resolved{}, fmt.Errorf("%s: key \"workdir\" is not allowed in a project file, which lives in the workdir; remove it and use --workdir or STOCKADE_WORKDIR", l.Source)
+		case l.Kind == KindAdmin && admin != nil:
+			return Resolved{}, fmt.Errorf("resolving policy: two admin layers (%s and %s)", admin.Source, l.Source)
+		case admin != nil:
+			if err := checkAdmin(admin, l); err != nil {
+				return Resolved{}, err
+			}
+		}
+		if l.Kind == KindProject {
+			if err := checkProject(l); err != nil {
+				return Resolved{}, err
+			}
+		}
+		r.apply(l)
+		if l.Kind == KindAdmin {
+			admin = l
+		}
+	}
+	r.finish()
+	return r, nil
+}
+
+func newResolved(p Policy) Resolved {
+	r := Resolved{Policy: p, Sources: map[string]string{}, ListSources: map[string][]Entry{}}
+	for _, k := range fileKeys {
+		if !slices.Contains(listKeys, k) {
+			r.Sources[k] = SourceDefault
+		}
+	}
+	for _, k := range listKeys {
+		r.ListSources[k] = []Entry{}
+	}
+	for _, v := range p.Protect {
+		r.addEntry("protect", v, SourceDefault)
+	}
+	for _, v := range p.Mask {
+		r.addEntry("mask", v, SourceDefault)
+	}
+	return r
+}
+
+func (r *Resolved) addEntry(key, value, source string) {
+	for _, e := range r.ListSources[key] {
+		if e.Value == value {
+			return
+		}
+	}
+	r.ListSources[key] = append(r.ListSources[key], Entry{Value: value, Source: source})
+}
+
+func (r *Resolved) apply(l *Layer) {
+	p := &r.Policy
+	setScalar(r, l, "workdir", l.Workdir, &p.Workdir)
+	setScalar(r, l, "allow_hooks", l.AllowHooks, &p.AllowHooks)
+	setScalar(r, l, "memory", l.Memory, &p.Memory)
+	setScalar(r, l, "cpus", l.CPUs, &p.CPUs)
+	setScalar(r, l, "pids", l.Pids, &p.Pids)
+	setScalar(r, l, "log_level", l.LogLevel, &p.LogLevel)
+	setScalar(r, l, "network", l.Network, &p.Network)
+	for _, key := range listKeys {
+		for _, v := range *l.list(key) {
+			r.addEntry(key, v, l.origin(key))
+		}
+	}
+}
+
+func setScalar[T any](r *Resolved, l *Layer, key string, v *T, dst *T) {
+	if v != nil {
+		*dst = *v
+		r.Sources[key] = l.origin(key)
+	}
+}
+
+// finish applies allow_hooks and unmask, then copies the lists into Policy.
+func (r *Resolved) finish() {
+	if r.Policy.AllowHooks {
+		r.ListSources["protect"] = slices.DeleteFunc(r.ListSources["protect"], func(e Entry) bool {
+			return slices.Contains(hookPaths, e.Value)
+		})
+	}
+	for _, u := range r.ListSources["unmask"] {
+		r.ListSources["mask"] = slices.DeleteFunc(r.ListSources["mask"], func(e Entry) bool {
+			return e.Value == u.Value
+		})
+	}
+	p := &r.Policy
+	p.RO, p.RW = values(r.ListSources["ro"]), values(r.ListSources["rw"])
+	p.Protect, p.Mask = values(r.ListSources["protect"]), values(r.ListSources["mask"])
+	p.Unmask, p.Env = values(r.ListSources["unmask"]), values(r.ListSources["env"])
+	if p.Protect == nil {
+		p.Protect = []string{}
+	}
+	if p.Mask == nil {
+		p.Mask = []string{}
+	}
+}
+
+func values(es []Entry) []string {
+	var vs []string
+	for _, e := range es {
+		vs = append(vs, e.Value)
+	}
+	return vs
+}
+
+// checkAdmin refuses any loosening by l of what admin sets.
+func checkAdmin(admin, l *Layer) error {
+	if l.AllowHooks != nil && *l.AllowHooks {
+		if admin.AllowHooks != nil && !*admin.AllowHooks {
+			return adminError(l, "allow_hooks", "true", admin, "sets allow_hooks false; remove the setting")
+		}
+		for _, h := range hookPaths {
+			if slices.Contains(admin.Protect, h) {
+				return adminError(l, "allow_hooks", "true", admin, fmt.Sprintf("protects %q; remove the setting", h))
+			}
+		}
+	}
+	if err := ceiling(l, admin, "memory", l.Memory, admin.Memory, FormatSize); err != nil {
+		return err
+	}
+	fmtCPUs := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	if err := ceiling(l, admin, "cpus", l.CPUs, admin.CPUs, fmtCPUs); err != nil {
+		return err
+	}
+	fmtPids := func(n int64) string { return strconv.FormatInt(n, 10) }
+	if err := ceiling(l, admin, "pids", l.Pids, admin.Pids, fmtPids); err != nil {
+		return err
+	}
+	if l.Network != nil && admin.Network != nil && *l.Network != *admin.Network {
+		return adminError(l, "network", strconv.Quote(*l.Network), admin,
+			fmt.Sprintf("sets network %q; remove the setting", *admin.Network))
+	}
+	for _, u := range l.Unmask {
+		for _, list := range []struct {
+			verb    string
+			entries []string
+		}{{"masks", admin.Mask}, {"protects", admin.Protect}} {
+			for _, m := range list.entries {
+				if overlaps(m, u) {
+					return adminError(l, "unmask", strconv.Quote(u), admin,
+						fmt.Sprintf("%s %q; remove the entry", list.verb, m))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func ceiling[T int64 | float64](l, admin *Layer, key string, v, limit *T, format func(T) string) error {
+	if v == nil || limit == nil || *v <= *limit {
+		return nil
+	}
+	return adminError(l, key, format(*v), admin,
+		fmt.Sprintf("sets %s %s as the most allowed; ask for at most that", key, format(*limit)))
+}
+
+func adminError(l *Layer, key, shown string, admin *Layer, why string) error {
+	return ref{kind: l.Kind, source: l.Source, key: key}.errorf(shown, "is not allowed: %s %s", admin.Source, why)
+}
+
+// overlaps reports whether unmasking u would expose any part of pattern m:
+// the same path, a glob match either way, a path inside directory m, or a
+// directory that contains m.
+func overlaps(m, u string) bool {
+	mc, uc := strings.TrimSuffix(m, "/"), strings.TrimSuffix(u, "/")
+	if mc == uc {
+		return true
+	}
+	if ok, _ := path.Match(mc, uc); ok {
+		return true
+	}
+	if ok, _ := path.Match(uc, mc); ok {
+		return true
+	}
+	return strings.HasPrefix(uc, mc+"/") || strings.HasPrefix(mc, uc+"/")
+}
+
+// checkProject refuses any loosening in a project file. The file comes with
+// the repository, and the repository is what the agent may have written or
+// what a stranger published: it may tighten the sandbox, never widen it.
+// Loosenings belong on the command line or in the user's own config.
+func checkProject(l *Layer) error {
+	workdir := filepath.Dir(l.Source)
+	deny := func(key, shown, why string) error {
+		return ref{kind: l.Kind, source: l.Source, key: key}.errorf(shown,
+			"is not allowed: a project file may only tighten the sandbox (%s); pass it as a flag or put it in your own config", why)
+	}
+	if l.AllowHooks != nil && *l.AllowHooks {
+		return deny("allow_hooks", "true", "writable git hooks run outside the sandbox")
+	}
+	if len(l.Unmask) > 0 {
+		return deny("unmask", strconv.Quote(l.Unmask[0]), "unmasking exposes a secret")
+	}
+	for _, p := range l.RW {
+		if !within(p, workdir) {
+			return deny("rw", strconv.Quote(p), "it is outside the project")
+		}
+	}
+	for _, p := range l.RO {
+		if !within(p, workdir) {
+			return deny("ro", strconv.Quote(p), "it is outside the project")
+		}
+	}
+	for _, e := range l.Env {
+		name, _, _ := strings.Cut(e, "=")
+		if environ.IsCredentialName(name) {
+			return deny("env", strconv.Quote(name), "it is credential-shaped")
+		}
+	}
+	if l.Network != nil && *l.Network != DefaultNetwork {
+		return deny("network", strconv.Quote(*l.Network), "it opens the network")
+	}
+	return nil
+}

@@ -1,0 +1,294 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestResolveDefaults(t *testing.T) {
+	r, err := Resolve("/w/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r.Policy, Default("/w")) {
+		t.Errorf("no layers:\n got %+v\nwant %+v", r.Policy, Default("/w"))
+	}
+	for k, s := range r.Sources {
+		if s != SourceDefault {
+			t.Errorf("source of %s = %q, want default", k, s)
+		}
+	}
+	if got := r.ListSources["mask"][0]; got != (Entry{".env", SourceDefault}) {
+		t.Errorf("first mask entry = %+v", got)
+	}
+}
+
+// TestResolveOrder checks that scalars follow precedence whatever order the
+// layers are passed in, and that provenance names the winner.
+func TestResolveOrder(t *testing.T) {
+	admin := Layer{Kind: KindAdmin, Source: "/etc/a.json", Memory: ptr(int64(8 << 30)), LogLevel: ptr("error")}
+	user := Layer{Kind: KindUser, Source: "/u.json", Memory: ptr(int64(4 << 30)), Pids: ptr(int64(500)), Workdir: ptr("/user/wd")}
+	project := Layer{Kind: KindProject, Source: "/p/.stockade.json", Memory: ptr(int64(3 << 30)), CPUs: ptr(2.0)}
+	env := Layer{Kind: KindEnv, Source: "env", Memory: ptr(int64(2 << 30)), CPUs: ptr(1.0)}
+	flag := Layer{Kind: KindFlag, Source: "flag", Memory: ptr(int64(1 << 30)), Workdir: ptr("/flag/wd")}
+
+	tests := []struct {
+		name        string
+		layers      []Layer
+		wantMemory  int64
+		wantSources map[string]string
+	}{
+		{"all", []Layer{flag, env, project, user, admin}, 1 << 30, map[string]string{
+			"memory": "flag --memory", "cpus": "env STOCKADE_CPUS", "pids": "/u.json",
+			"log_level": "/etc/a.json", "workdir": "flag --workdir", "network": SourceDefault,
+			"allow_hooks": SourceDefault,
+		}},
+		{"no flags", []Layer{project, admin, env, user}, 2 << 30, map[string]string{
+			"memory": "env STOCKADE_MEMORY", "cpus": "env STOCKADE_CPUS", "workdir": "/u.json",
+		}},
+		{"files only", []Layer{user, project, admin}, 3 << 30, map[string]string{
+			"memory": "/p/.stockade.json", "cpus": "/p/.stockade.json",
+		}},
+		{"admin only", []Layer{admin}, 8 << 30, map[string]string{
+			"memory": "/etc/a.json", "pids": SourceDefault, "workdir": SourceDefault,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Resolve("/cwd", tt.layers...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Policy.Memory != tt.wantMemory {
+				t.Errorf("memory = %d, want %d", r.Policy.Memory, tt.wantMemory)
+			}
+			for k, want := range tt.wantSources {
+				if got := r.Sources[k]; got != want {
+					t.Errorf("source of %s = %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestResolveLists(t *testing.T) {
+	user := Layer{Kind: KindUser, Source: "/u.json",
+		RO: []string{"/a", "/b"}, Mask: []string{".token", ".env"}, Env: []string{"X"}}
+	project := Layer{Kind: KindProject, Source: "/.stockade.json",
+		RO: []string{"/b", "/c"}, Env: []string{"X=1"}}
+	flag := Layer{Kind: KindFlag, Source: "flag", RO: []string{"/a", "/d"}, AllowHooks: ptr(true),
+		Unmask: []string{".env.example", ".token"}}
+	r, err := Resolve("/w", flag, project, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRO := []Entry{{"/a", "/u.json"}, {"/b", "/u.json"}, {"/c", "/.stockade.json"}, {"/d", "flag --ro"}}
+	if !reflect.DeepEqual(r.ListSources["ro"], wantRO) {
+		t.Errorf("ro = %+v, want %+v", r.ListSources["ro"], wantRO)
+	}
+	if !reflect.DeepEqual(r.Policy.RO, []string{"/a", "/b", "/c", "/d"}) {
+		t.Errorf("Policy.RO = %q", r.Policy.RO)
+	}
+	if !reflect.DeepEqual(r.Policy.Env, []string{"X", "X=1"}) {
+		t.Errorf("Policy.Env = %q", r.Policy.Env)
+	}
+	if slices.Contains(r.Policy.Mask, ".token") || !slices.Contains(r.Policy.Mask, ".env") {
+		t.Errorf("unmask .token should remove only .token: %q", r.Policy.Mask)
+	}
+	if !reflect.DeepEqual(r.Policy.Unmask, []string{".env.example", ".token"}) {
+		t.Errorf("Policy.Unmask = %q", r.Policy.Unmask)
+	}
+	for _, h := range hookPaths {
+		if slices.Contains(r.Policy.Protect, h) {
+			t.Errorf("allow_hooks should unprotect %q", h)
+		}
+	}
+	if !slices.Contains(r.Policy.Protect, ".git/config") {
+		t.Error("allow_hooks must not unprotect .git/config")
+	}
+}
+
+// TestResolveAdmin checks that the admin layer is a floor: every loosening
+// by a later layer is an error naming both sources.
+func TestResolveAdmin(t *testing.T) {
+	admin := Layer{Kind: KindAdmin, Source: "/etc/stockade/config.json",
+		AllowHooks: ptr(false), Memory: ptr(int64(4 << 30)), CPUs: ptr(2.0), Pids: ptr(int64(1000)),
+		Network: ptr("none"), Mask: []string{".corp/", ".env.*"}, Protect: []string{"deploy.yml"}}
+	user := func(l Layer) Layer { l.Kind, l.Source = KindUser, "/u.json"; return l }
+	flag := func(l Layer) Layer { l.Kind, l.Source = KindFlag, "flag"; return l }
+	tests := []struct {
+		name  string
+		layer Layer
+		want  []string // substrings; nil means no error
+	}{
+		{"lower memory", flag(Layer{Memory: ptr(int64(1 << 30))}), nil},
+		{"equal pids", user(Layer{Pids: ptr(int64(1000))}), nil},
+		{"hooks false", flag(Layer{AllowHooks: ptr(false)}), nil},
+		{"unmask default", flag(Layer{Unmask: []string{".npmrc"}}), nil},
+		{"raise memory", flag(Layer{Memory: ptr(int64(8 << 30))}),
+			[]string{"flag --memory: 8.0 GiB is not allowed: /etc/stockade/config.json sets memory 4.0 GiB as the most allowed"}},
+		{"raise cpus", user(Layer{CPUs: ptr(2.5)}),
+			[]string{`/u.json: "cpus": 2.5 is not allowed: /etc/stockade/config.json sets cpus 2 as the most allowed`}},
+		{"raise pids", flag(Layer{Pids: ptr(int64(1001))}),
+			[]string{"flag --pids: 1001 is not allowed: /etc/stockade/config.json sets pids 1000"}},
+		{"allow hooks", user(Layer{AllowHooks: ptr(true)}),
+			[]string{`/u.json: "allow_hooks": true is not allowed: /etc/stockade/config.json sets allow_hooks false; remove the setting`}},
+		{"change network", flag(Layer{Network: ptr("proxy")}),
+			[]string{`flag --network: "proxy" is not allowed: /etc/stockade/config.json sets network "none"`}},
+		{"unmask admin dir", flag(Layer{Unmask: []string{".corp/key"}}),
+			[]string{`flag --unmask: ".corp/key" is not allowed: /etc/stockade/config.json masks ".corp/"; remove the entry`}},
+		{"unmask admin glob", user(Layer{Unmask: []string{".env.prod"}}),
+			[]string{`/u.json: "unmask": ".env.prod" is not allowed: /etc/stockade/config.json masks ".env.*"`}},
+		{"unmask admin protect", flag(Layer{Unmask: []string{"deploy.yml"}}),
+			[]string{`flag --unmask: "deploy.yml" is not allowed: /etc/stockade/config.json protects "deploy.yml"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Resolve("/w", admin, tt.layer)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\n  does not contain %q", err, w)
+				}
+			}
+		})
+	}
+
+	hooks := Layer{Kind: KindAdmin, Source: "/etc/a.json", Protect: []string{".git/hooks/"}}
+	if _, err := Resolve("/w", hooks, flag(Layer{AllowHooks: ptr(true)})); err == nil ||
+		!strings.Contains(err.Error(), `/etc/a.json protects ".git/hooks/"`) {
+		t.Errorf("allow_hooks over an admin-protected hook dir: %v", err)
+	}
+	r, err := Resolve("/w", admin)
+	if err != nil || r.Policy.Memory != 4<<30 || r.Sources["memory"] != "/etc/stockade/config.json" {
+		t.Errorf("admin values apply when nothing overrides them: %+v, %v", r.Sources, err)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		layers []Layer
+		want   string
+	}{
+		{"project workdir", []Layer{{Kind: KindProject, Source: "/p/.stockade.json", Workdir: ptr("/x")}},
+			`/p/.stockade.json: key "workdir" is not allowed in a project file`},
+		{"zero kind", []Layer{{Source: "?"}}, `layer "?" has no valid kind`},
+		{"two admins", []Layer{{Kind: KindAdmin, Source: "a"}, {Kind: KindAdmin, Source: "b"}}, "two admin layers"},
+	}
+	for _, tt := range tests {
+		if _, err := Resolve("/w", tt.layers...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	root := t.TempDir()
+	cwd := filepath.Join(root, "cwd")
+	proj := filepath.Join(root, "proj")
+	for _, d := range []string{cwd, proj, filepath.Join(root, "etc", "data")} {
+		os.MkdirAll(d, 0o755)
+	}
+	paths := Paths{
+		Admin: writeFile(t, root, "etc/config.json", `{"memory": "4g", "ro": ["data"]}`),
+		User:  writeFile(t, root, "user/config.json", `{"pids": 200}`),
+	}
+	writeFile(t, proj, ProjectFile, `{"cpus": "1.5", "mask": ["private/"]}`)
+	writeFile(t, cwd, ProjectFile, `{"cpus": 3}`) // not the workdir: ignored
+
+	r, err := Load(Options{
+		Paths:   paths,
+		Environ: []string{"STOCKADE_WORKDIR=../proj", "STOCKADE_LOG_LEVEL=debug"},
+		Flags:   Flags{Memory: ptr("1g")},
+		Cwd:     cwd,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Policy
+	if p.Workdir != proj || p.Memory != 1<<30 || p.Pids != 200 || p.CPUs != 1.5 || p.LogLevel != "debug" {
+		t.Errorf("Load: %+v", p)
+	}
+	want := map[string]string{"workdir": "env STOCKADE_WORKDIR", "memory": "flag --memory",
+		"pids": paths.User, "cpus": filepath.Join(proj, ProjectFile), "log_level": "env STOCKADE_LOG_LEVEL"}
+	for k, w := range want {
+		if r.Sources[k] != w {
+			t.Errorf("source of %s = %q, want %q", k, r.Sources[k], w)
+		}
+	}
+	if !reflect.DeepEqual(r.ListSources["ro"], []Entry{{filepath.Join(root, "etc", "data"), paths.Admin}}) {
+		t.Errorf("ro = %+v: relative to the admin file's directory", r.ListSources["ro"])
+	}
+
+	_, err = Load(Options{Paths: paths, Flags: Flags{Memory: ptr("8g")}, Cwd: cwd})
+	if err == nil || !strings.Contains(err.Error(), "flag --memory: 8.0 GiB is not allowed: "+paths.Admin) {
+		t.Errorf("admin ceiling through Load: %v", err)
+	}
+	writeFile(t, proj, ProjectFile, `{"workdir": "/"}`)
+	_, err = Load(Options{Paths: Paths{}, Flags: Flags{Workdir: ptr(proj)}, Cwd: cwd})
+	if err == nil || !strings.Contains(err.Error(), `key "workdir" is not allowed in a project file`) {
+		t.Errorf("workdir in the project file: %v", err)
+	}
+}
+
+func TestDefaultPaths(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		user string
+	}{
+		{map[string]string{"XDG_CONFIG_HOME": "/xdg", "HOME": "/h"}, "/xdg/stockade/config.json"},
+		{map[string]string{"XDG_CONFIG_HOME": "rel", "HOME": "/h"}, "/h/.config/stockade/config.json"},
+		{map[string]string{"HOME": "/h"}, "/h/.config/stockade/config.json"},
+		{map[string]string{}, ""},
+	}
+	for _, tt := range tests {
+		got := DefaultPaths(func(k string) string { return tt.env[k] })
+		if got != (Paths{Admin: AdminPath, User: tt.user}) {
+			t.Errorf("DefaultPaths(%v) = %+v, want user %q", tt.env, got, tt.user)
+		}
+	}
+}
+
+// TestProjectMayOnlyTighten: the project file comes with the repository, so
+// every loosening in it is refused, naming the file, the key and the fix.
+func TestProjectMayOnlyTighten(t *testing.T) {
+	src := "/home/u/p/.stockade.json"
+	tests := []struct {
+		name  string
+		layer Layer
+		key   string
+	}{
+		{"allow_hooks", Layer{AllowHooks: ptr(true)}, `"allow_hooks"`},
+		{"unmask", Layer{Unmask: []string{".env"}}, `"unmask"`},
+		{"rw outside", Layer{RW: []string{"/home/u/.bashrc"}}, `"rw"`},
+		{"ro outside", Layer{RO: []string{"/home/u/.ssh"}}, `"ro"`},
+		{"credential env", Layer{Env: []string{"GITHUB_TOKEN"}}, `"env"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := tt.layer
+			l.Kind, l.Source = KindProject, src
+			_, err := Resolve("/home/u/p", l)
+			if err == nil || !strings.Contains(err.Error(), src) || !strings.Contains(err.Error(), tt.key) || !strings.Contains(err.Error(), "only tighten") {
+				t.Errorf("Resolve = %v, want an error naming %s, %s and the rule", err, src, tt.key)
+			}
+		})
+	}
+	ok := Layer{Kind: KindProject, Source: src, RW: []string{"/home/u/p/build"}, Mask: []string{"secrets/"}, Memory: ptr(int64(1 << 30))}
+	if _, err := Resolve("/home/u/p", ok); err != nil {
+		t.Errorf("tightening project file refused: %v", err)
+	}
+}
