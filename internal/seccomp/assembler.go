@@ -1,0 +1,75 @@
+package seccomp
+
+import "fmt"
+
+// label names a position in the program being assembled, so that forward
+// jumps can be written before their target is known.
+type label int
+
+// fallThrough as a jump target means "the next instruction" (offset 0).
+const fallThrough label = -1
+
+// assembler builds one block of classic BPF with forward jumps to labels.
+// Blocks are small (one system call's rules), so every jump must fit in the
+// 8-bit jt/jf fields; finish reports one that does not rather than emit a
+// wrong program.
+type assembler struct {
+	prog   []Instruction
+	labels []int // label -> pc, -1 until bound
+	fixups []fixup
+}
+
+type fixup struct {
+	pc     int
+	jt, jf label
+}
+
+func (a *assembler) newLabel() label {
+	a.labels = append(a.labels, -1)
+	return label(len(a.labels) - 1)
+}
+
+// bind places l at the next instruction to be emitted.
+func (a *assembler) bind(l label) { a.labels[l] = len(a.prog) }
+
+func (a *assembler) emit(ins Instruction) { a.prog = append(a.prog, ins) }
+
+// load puts the 32-bit word at offset off of seccomp_data in the accumulator.
+func (a *assembler) load(off uint32) { a.emit(stmt(opLdAbsW, off)) }
+
+// cond emits a conditional jump on the accumulator against k.
+func (a *assembler) cond(code uint16, k uint32, jt, jf label) {
+	a.fixups = append(a.fixups, fixup{pc: len(a.prog), jt: jt, jf: jf})
+	a.emit(jump(code, k, 0, 0))
+}
+
+func (a *assembler) finish() ([]Instruction, error) {
+	for _, f := range a.fixups {
+		jt, err := a.offset(f.pc, f.jt)
+		if err != nil {
+			return nil, err
+		}
+		jf, err := a.offset(f.pc, f.jf)
+		if err != nil {
+			return nil, err
+		}
+		a.prog[f.pc].Jt, a.prog[f.pc].Jf = jt, jf
+	}
+	return a.prog, nil
+}
+
+// offset is the jump distance from the instruction at pc to l.
+func (a *assembler) offset(pc int, l label) (uint8, error) {
+	if l == fallThrough {
+		return 0, nil
+	}
+	target := a.labels[l]
+	d := target - pc - 1
+	switch {
+	case target < 0:
+		return 0, fmt.Errorf("assembling: jump at %d to an unbound label", pc)
+	case d < 0 || d > maxJump:
+		return 0, fmt.Errorf("assembling: jump at %d spans %d instructions, classic BPF reaches 0..%d", pc, d, maxJump)
+	}
+	return uint8(d), nil
+}

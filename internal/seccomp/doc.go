@@ -1,0 +1,54 @@
+// Package seccomp keeps the agent away from the parts of the kernel a coding
+// agent never needs: the system calls that would undo the rest of the sandbox
+// or that keep turning up in kernel exploits.
+//
+// A policy is data. A Profile is a list of rules, each giving an Action to
+// some system calls, optionally only when their arguments match:
+//
+//	{Names: []string{"mount", "pivot_root"}, Action: EPERM}
+//	{Names: []string{"ioctl"}, Args: []ArgMatch{{Index: 1, Width: Word32, Op: Equal, Value: 0x5412}}, Action: EPERM}
+//
+// Compile turns a Profile into a classic BPF program for one architecture,
+// and Install loads it into the kernel:
+//
+//	arch, err := seccomp.NativeArch()
+//	prog, err := seccomp.Compile(seccomp.Default(), arch)
+//	unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) // Install needs it
+//	err = seccomp.Install(prog)                      // then execve
+//
+// # What Default denies
+//
+// Default allows everything else and answers a denied call with EPERM, so a
+// tool sees an ordinary "operation not permitted" and can report it:
+//   - the filesystem view: mount and the new mount API, pivot_root, chroot,
+//     listmount/statmount;
+//   - namespaces: setns, and unshare/clone with any CLONE_NEW* flag. clone3
+//     fails with ENOSYS instead, because its flags sit in memory the filter
+//     cannot read, and ENOSYS makes libc fall back to clone;
+//   - kernel exploit primitives: bpf, perf_event_open, io_uring, userfaultfd;
+//   - other processes: ptrace, process_vm_readv/writev, pidfd_getfd,
+//     prctl(PR_SET_PTRACER), prctl(PR_SET_DUMPABLE, non-zero);
+//   - system administration: modules, kexec, reboot, swap, acct, quotas,
+//     clocks, hostname, syslog, keyrings, file handles, fanotify, port I/O;
+//   - device nodes (mknod of character and block devices; FIFOs are fine),
+//     personalities other than PER_LINUX, and the TIOCSTI, TIOCLINUX,
+//     TIOCSETD and SIOCATMARK ioctls;
+//   - sockets that go around the egress proxy: families from AF_PACKET (17)
+//     up, AF_VSOCK, raw IPv4/IPv6, IPPROTO_MPTCP; and MSG_OOB.
+//
+// Every program first checks the architecture: a call made through another
+// ABI (i386 int 0x80 on x86_64, aarch32 on arm64, x32) would be numbered
+// differently and slip past the rules, so it kills the process.
+//
+// # Limits
+//
+// seccomp sees only the six argument registers. It cannot follow a pointer
+// (a path, a sockaddr, clone3's struct), and reading what one points to from
+// outside would race with the process changing it (TOCTOU), so paths are
+// Landlock's job and addresses the network namespace's. Integer arguments
+// are compared at the width the kernel reads them (Word32 ignores the high
+// half, as the kernel does). The filter cannot be removed once installed and
+// applies to every descendant; a denied call may break a tool that has no
+// fallback, which is why Default leaves alone calls that ordinary developer
+// tools make (see Default).
+package seccomp

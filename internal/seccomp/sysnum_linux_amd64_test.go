@@ -1,0 +1,96 @@
+package seccomp
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestAMD64Numbers checks the amd64 table, which every build uses, against
+// x/sys/unix, which has only the numbers of the arch it is built for.
+func TestAMD64Numbers(t *testing.T) {
+	want := map[string]uint32{
+		"ioctl":             unix.SYS_IOCTL,
+		"socket":            unix.SYS_SOCKET,
+		"sendto":            unix.SYS_SENDTO,
+		"recvfrom":          unix.SYS_RECVFROM,
+		"sendmsg":           unix.SYS_SENDMSG,
+		"recvmsg":           unix.SYS_RECVMSG,
+		"socketpair":        unix.SYS_SOCKETPAIR,
+		"clone":             unix.SYS_CLONE,
+		"ptrace":            unix.SYS_PTRACE,
+		"syslog":            unix.SYS_SYSLOG,
+		"mknod":             unix.SYS_MKNOD,
+		"uselib":            unix.SYS_USELIB,
+		"personality":       unix.SYS_PERSONALITY,
+		"ustat":             unix.SYS_USTAT,
+		"sysfs":             unix.SYS_SYSFS,
+		"vhangup":           unix.SYS_VHANGUP,
+		"pivot_root":        unix.SYS_PIVOT_ROOT,
+		"prctl":             unix.SYS_PRCTL,
+		"adjtimex":          unix.SYS_ADJTIMEX,
+		"chroot":            unix.SYS_CHROOT,
+		"acct":              unix.SYS_ACCT,
+		"settimeofday":      unix.SYS_SETTIMEOFDAY,
+		"mount":             unix.SYS_MOUNT,
+		"umount2":           unix.SYS_UMOUNT2,
+		"swapon":            unix.SYS_SWAPON,
+		"swapoff":           unix.SYS_SWAPOFF,
+		"reboot":            unix.SYS_REBOOT,
+		"sethostname":       unix.SYS_SETHOSTNAME,
+		"setdomainname":     unix.SYS_SETDOMAINNAME,
+		"iopl":              unix.SYS_IOPL,
+		"ioperm":            unix.SYS_IOPERM,
+		"init_module":       unix.SYS_INIT_MODULE,
+		"delete_module":     unix.SYS_DELETE_MODULE,
+		"quotactl":          unix.SYS_QUOTACTL,
+		"nfsservctl":        unix.SYS_NFSSERVCTL,
+		"lookup_dcookie":    unix.SYS_LOOKUP_DCOOKIE,
+		"clock_settime":     unix.SYS_CLOCK_SETTIME,
+		"kexec_load":        unix.SYS_KEXEC_LOAD,
+		"add_key":           unix.SYS_ADD_KEY,
+		"request_key":       unix.SYS_REQUEST_KEY,
+		"keyctl":            unix.SYS_KEYCTL,
+		"mknodat":           unix.SYS_MKNODAT,
+		"unshare":           unix.SYS_UNSHARE,
+		"perf_event_open":   unix.SYS_PERF_EVENT_OPEN,
+		"recvmmsg":          unix.SYS_RECVMMSG,
+		"fanotify_init":     unix.SYS_FANOTIFY_INIT,
+		"name_to_handle_at": unix.SYS_NAME_TO_HANDLE_AT,
+		"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
+		"clock_adjtime":     unix.SYS_CLOCK_ADJTIME,
+		"sendmmsg":          unix.SYS_SENDMMSG,
+		"setns":             unix.SYS_SETNS,
+		"process_vm_readv":  unix.SYS_PROCESS_VM_READV,
+		"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
+		"finit_module":      unix.SYS_FINIT_MODULE,
+		"kexec_file_load":   unix.SYS_KEXEC_FILE_LOAD,
+		"bpf":               unix.SYS_BPF,
+		"userfaultfd":       unix.SYS_USERFAULTFD,
+		"io_uring_setup":    unix.SYS_IO_URING_SETUP,
+		"io_uring_enter":    unix.SYS_IO_URING_ENTER,
+		"io_uring_register": unix.SYS_IO_URING_REGISTER,
+		"open_tree":         unix.SYS_OPEN_TREE,
+		"move_mount":        unix.SYS_MOVE_MOUNT,
+		"fsopen":            unix.SYS_FSOPEN,
+		"fsconfig":          unix.SYS_FSCONFIG,
+		"fsmount":           unix.SYS_FSMOUNT,
+		"fspick":            unix.SYS_FSPICK,
+		"clone3":            unix.SYS_CLONE3,
+		"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
+		"mount_setattr":     unix.SYS_MOUNT_SETATTR,
+		"quotactl_fd":       unix.SYS_QUOTACTL_FD,
+		"statmount":         unix.SYS_STATMOUNT,
+		"listmount":         unix.SYS_LISTMOUNT,
+		"open_tree_attr":    unix.SYS_OPEN_TREE_ATTR,
+	}
+	checkNumbers(t, AMD64, want)
+
+	extra := map[string]uint32{"read": unix.SYS_READ, "write": unix.SYS_WRITE, "mmap": unix.SYS_MMAP,
+		"getpid": unix.SYS_GETPID, "execve": unix.SYS_EXECVE, "futex": unix.SYS_FUTEX, "openat": unix.SYS_OPENAT}
+	for name, nr := range extra {
+		if got := extraNumbers[AMD64][name]; got != nr {
+			t.Errorf("test number of %s = %d, unix.SYS_* says %d", name, got, nr)
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// victimEnv names the case a re-executed test binary runs as a victim: it
+// installs Default() on itself, makes one call, and exits 0 when the call
+// got the expected answer. A filter cannot be removed, so every case gets a
+// process of its own.
+const victimEnv = "STOCKADE_SECCOMP_VICTIM"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(victimEnv); name != "" {
+		os.Exit(runVictim(name))
+	}
+	os.Exit(m.Run())
+}
+
+// victimCase is one call made under the installed filter. want is the errno
+// the call must fail with (0: it must succeed); killed means the process must
+// die of SIGSYS instead.
+type victimCase struct {
+	name   string
+	want   syscall.Errno
+	killed bool
+	amd64  bool // run only on amd64
+	call   func() error
+}
+
+func errnoErr(_, _ uintptr, e syscall.Errno) error {
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func socketCall(domain, typ, proto int) func() error {
+	return func() error {
+		fd, err := unix.Socket(domain, typ, proto)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+}
+
+// ioctlDevNull issues cmd on /dev/null. Without the filter the driver would
+// answer ENOTTY; seccomp answers before any driver sees the call.
+func ioctlDevNull(cmd uint64) func() error {
+	return func() error {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var c byte = 'x'
+		return errnoErr(unix.Syscall(unix.SYS_IOCTL, f.Fd(), uintptr(cmd), uintptr(unsafe.Pointer(&c))))
+	}
+}
+
+// mknodTemp makes a node of the given mode in a fresh directory.
+func mknodTemp(mode uint32) func() error {
+	return func() error {
+		dir, err := os.MkdirTemp("", "stockade-seccomp-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		return unix.Mknodat(unix.AT_FDCWD, filepath.Join(dir, "node"), mode|0o600, int(unix.Mkdev(1, 3)))
+	}
+}
+
+var victimCases = []victimCase{
+	// unshare and clone arguments that only the filter can turn into EPERM:
+	// the clone flags are invalid (CLONE_THREAD without CLONE_SIGHAND), so
+	// even without a filter no child could be created.
+	{name: "unshare(CLONE_NEWUSER)", want: unix.EPERM, call: func() error { return unix.Unshare(unix.CLONE_NEWUSER) }},
+	{name: "unshare(CLONE_NEWNS)", want: unix.EPERM, call: func() error { return unix.Unshare(unix.CLONE_NEWNS) }},
+	{name: "clone(CLONE_NEWUSER)", want: unix.EPERM, call: func() error {
+		return errnoErr(unix.RawSyscall(unix.SYS_CLONE, unix.CLONE_NEWUSER|unix.CLONE_THREAD, 0, 0))
+	}},
+	{name: "clone3", want: unix.ENOSYS, call: func() error { return errnoErr(unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)) }},
+	{name: "setns", want: unix.EPERM, call: func() error { return unix.Setns(-1, 0) }},
+	{name: "mount", want: unix.EPERM, call: func() error { return unix.Mount("none", "/nonexistent-stockade", "tmpfs", 0, "") }},
+	{name: "chroot", want: unix.EPERM, call: func() error { return unix.Chroot("/") }},
+	{name: "socket(AF_PACKET)", want: unix.EPERM, call: socketCall(unix.AF_PACKET, unix.SOCK_RAW, 0)},
+	{name: "socket(AF_VSOCK)", want: unix.EPERM, call: socketCall(unix.AF_VSOCK, unix.SOCK_STREAM, 0)},
+	{name: "socket(AF_INET, SOCK_RAW)", want: unix.EPERM, call: socketCall(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP)},
+	{name: "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)", want: unix.EPERM, call: socketCall(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP)},
+	{name: "ioctl(TIOCSTI)", want: unix.EPERM, call: ioctlDevNull(unix.TIOCSTI)},
+	{name: "ioctl(TIOCSTI|1<<32)", want: unix.EPERM, call: ioctlDevNull(1<<32 | unix.TIOCSTI)},
+	{name: "ioctl(TIOCLINUX)", want: unix.EPERM, call: ioctlDevNull(unix.TIOCLINUX)},
+	{name: "ioctl(TCGETS)", want: unix.ENOTTY, call: ioctlDevNull(unix.TCGETS)}, // allowed: the driver answers
+	{name: "ptrace(PTRACE_TRACEME)", want: unix.EPERM, call: func() error {
+		return errnoErr(unix.RawSyscall(unix.SYS_PTRACE, unix.PTRACE_TRACEME, 0, 0))
+	}},
+	{name: "bpf", want: unix.EPERM, call: func() error { return errnoErr(unix.Syscall(unix.SYS_BPF, 0, 0, 0)) }},
+	{name: "io_uring_setup", want: unix.EPERM, call: func() error { return errnoErr(unix.Syscall(unix.SYS_IO_URING_SETUP, 1, 0, 0)) }},
+	{name: "keyctl", want: unix.EPERM, call: func() error {
+		_, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false)
+		return err
+	}},
+	{name: "personality(READ_IMPLIES_EXEC)", want: unix.EPERM, call: func() error {
+		return errnoErr(unix.Syscall(unix.SYS_PERSONALITY, 0x0400000, 0, 0)) // READ_IMPLIES_EXEC
+	}},
+	{name: "personality(query)", call: func() error { return errnoErr(unix.Syscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)) }},
+	{name: "prctl(PR_SET_PTRACER)", want: unix.EPERM, call: func() error { return unix.Prctl(unix.PR_SET_PTRACER, 0, 0, 0, 0) }},
+	{name: "mknodat(S_IFCHR)", want: unix.EPERM, call: mknodTemp(unix.S_IFCHR)},
+	{name: "mknodat(S_IFIFO)", call: mknodTemp(unix.S_IFIFO)},
+	{name: "sendto(MSG_OOB)", want: unix.EPERM, call: func() error { return sendPair(unix.MSG_OOB) }},
+	{name: "sendto", call: func() error { return sendPair(0) }},
+	{name: "x32 getpid", killed: true, amd64: true, call: func() error {
+		return errnoErr(unix.RawSyscall(0x40000000|unix.SYS_GETPID, 0, 0, 0))
+	}},
+	{name: "ordinary work", call: ordinaryWork},
+}
+
+func sendPair(flags int) error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	return unix.Sendto(fds[0], []byte("x"), flags, nil)
+}
+
+// ordinaryWork is what an agent's tools do all day; none of it may break.
+func ordinaryWork() error {
+	if unix.Getpid() != os.Getpid() {
+		return errors.New("getpid disagrees with os.Getpid")
+	}
+	if _, err := os.ReadFile("/proc/self/status"); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp("", "stockade-seccomp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := f.WriteString("hello"); err != nil {
+		return err
+	}
+	for _, s := range [][3]int{
+		{unix.AF_INET, unix.SOCK_STREAM, 0}, {unix.AF_INET6, unix.SOCK_DGRAM, 0},
+		{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, 0}, {unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE},
+	} {
+		if err := socketCall(s[0], s[1], s[2])(); err != nil && err != unix.EAFNOSUPPORT {
+			return fmt.Errorf("socket%v: %w", s, err)
+		}
+	}
+	if err := newThreads(8); err != nil {
+		return err
+	}
+	// fork+exec (clone with CLONE_VFORK|CLONE_VM) of a Go program, which
+	// then starts its runtime under the inherited filter.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{victimEnv + "="}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("running a child: %w: %s", err, out)
+	}
+	return nil
+}
+
+// newThreads makes the runtime clone n new OS threads: each goroutine locks
+// its own thread and waits until all are running. A denied thread clone is
+// a fatal runtime error, which fails the victim.
+func newThreads(n int) error {
+	tids := make(chan int)
+	release := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			tids <- unix.Gettid()
+			<-release
+		}()
+	}
+	seen := map[int]bool{unix.Gettid(): true}
+	for range n {
+		seen[<-tids] = true
+	}
+	close(release)
+	if len(seen) != n+1 {
+		return fmt.Errorf("%d goroutines locked to threads ran on %d distinct threads", n, len(seen)-1)
+	}
+	return nil
+}
+
+// runVictim installs Default on this process and runs one case; it returns
+// the exit status.
+func runVictim(name string) int {
+	var c *victimCase
+	for i := range victimCases {
+		if victimCases[i].name == name {
+			c = &victimCases[i]
+		}
+	}
+	if c == nil {
+		fmt.Fprintf(os.Stderr, "victim: no case %q\n", name)
+		return 2
+	}
+	runtime.LockOSThread()
+	if err := installDefault(); err != nil {
+		fmt.Fprintln(os.Stderr, "victim:", err)
+		return 2
+	}
+	err := c.call()
+	if c.killed {
+		fmt.Fprintf(os.Stderr, "victim: %s: survived (%v), want death by SIGSYS\n", name, err)
+		return 1
+	}
+	var got syscall.Errno
+	if err != nil && !errors.As(err, &got) {
+		fmt.Fprintf(os.Stderr, "victim: %s: %v, want errno %d\n", name, err, c.want)
+		return 1
+	}
+	if got != c.want {
+		fmt.Fprintf(os.Stderr, "victim: %s: errno %d (%v), want %d (%v)\n", name, got, got, c.want, c.want)
+		return 1
+	}
+	return 0
+}
+
+func installDefault() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	arch, err := NativeArch()
+	if err != nil {
+		return err
+	}
+	prog, err := Compile(Default(), arch)
+	if err != nil {
+		return err
+	}
+	if err := Install(prog); err != nil {
+		return err
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(status), "Seccomp:\t2\n") {
+		return errors.New("installed a filter but /proc/self/status does not show seccomp mode 2")
+	}
+	return nil
+}
+
+// TestVictim runs every victim case in a process of its own and checks how
+// it ended. It skips only when the kernel has no seccomp filters, and fails
+// instead when STOCKADE_MUST_WORK=1.
+func TestVictim(t *testing.T) {
+	if err := probeSeccomp(); err != nil {
+		if os.Getenv("STOCKADE_MUST_WORK") == "1" {
+			t.Fatalf("kernel lacks seccomp filters and STOCKADE_MUST_WORK=1: %v", err)
+		}
+		t.Skipf("kernel lacks seccomp filters: %v", err)
+	}
+	for _, c := range victimCases {
+		if c.amd64 && runtime.GOARCH != "amd64" {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), victimEnv+"="+c.name)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			switch {
+			case c.killed:
+				if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != unix.SIGSYS {
+					t.Errorf("victim ended with %v, want death by SIGSYS\n%s", err, out)
+				}
+			case err != nil:
+				t.Errorf("victim: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// probeSeccomp asks the kernel whether it has seccomp filters and the
+// KILL_PROCESS action the filter relies on (Linux 4.14).
+func probeSeccomp() error {
+	action := uint32(unix.SECCOMP_RET_KILL_PROCESS)
+	return errnoErr(unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action))))
+}
