@@ -1,0 +1,246 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// closeTimeout bounds how long Close waits for killed processes to go.
+const closeTimeout = 5 * time.Second
+
+// Probe says which of the limits the current process could enforce, without
+// creating anything.
+func Probe(l Limits) Report {
+	ts, rep := plan(l)
+	for _, t := range ts {
+		has := func(file string) bool { return t.h.IsTop() || exists(filepath.Join(t.h.Dir, file)) }
+		for _, it := range t.items {
+			rep.Enforced = append(rep.Enforced, it.line(has))
+		}
+	}
+	return rep
+}
+
+// Group is one sandbox's cgroup, made of a directory in each hierarchy that
+// enforces one of its limits. It may hold no directory at all when nothing
+// could be enforced.
+type Group struct {
+	mu   sync.Mutex
+	dirs []string // created, in order
+}
+
+// New creates the group called name (one path element, e.g. "stockade-<id>")
+// under the process's own cgroup in each hierarchy needed for l, and writes the
+// limits. Limits it cannot enforce are in the report, not errors. If a limit
+// write fails, New removes everything it created and returns the error.
+func New(name string, l Limits) (*Group, Report, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return nil, Report{}, fmt.Errorf("creating cgroup %q: the name must be one path element", name)
+	}
+	ts, rep := plan(l)
+	return build(name, l, ts, rep)
+}
+
+// build carries out a plan: it creates the group in each target and writes the
+// limits, rolling everything back if a write fails.
+func build(name string, l Limits, ts []*target, rep Report) (*Group, Report, error) {
+	g := &Group{}
+	var made []*target
+	for _, t := range ts {
+		dir, err := t.create(name)
+		if err != nil {
+			rep.NotEnforced = append(rep.NotEnforced, t.problems(err.Error(), fixFor(err))...)
+			continue
+		}
+		g.dirs, made = append(g.dirs, dir), append(made, t)
+		has := func(file string) bool { return exists(filepath.Join(dir, file)) }
+		for _, it := range t.items {
+			if err := writeLimit(dir, it, l, has); err != nil {
+				// Everything made so far goes, so nothing is enforced.
+				rep.Enforced = nil
+				for _, m := range made {
+					rep.NotEnforced = append(rep.NotEnforced, m.problems(err.Error(), "report this as a bug, with the kernel version")...)
+				}
+				return nil, rep, errors.Join(err, g.Close())
+			}
+		}
+		for _, it := range t.items {
+			rep.Enforced = append(rep.Enforced, it.line(has))
+		}
+	}
+	return g, rep, nil
+}
+
+// create enables t's controllers for children if needed and makes the directory.
+// Nothing is left to undo when it fails: a controller it enabled stays enabled,
+// as the package documentation says.
+func (t *target) create(name string) (string, error) {
+	if len(t.enable) > 0 {
+		ctl := filepath.Join(t.h.Dir, "cgroup.subtree_control")
+		if err := writeFile(ctl, "+"+strings.Join(t.enable, " +")); err != nil {
+			return "", err
+		}
+	}
+	dir := filepath.Join(t.h.Dir, name)
+	if err := unix.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating cgroup %s: %w", dir, os.NewSyscallError("mkdir", err))
+	}
+	return dir, nil
+}
+
+func fixFor(err error) string {
+	switch {
+	case errors.Is(err, unix.EEXIST):
+		return "a sandbox with this name is running, or one crashed and left its cgroup behind: rmdir it"
+	case errors.Is(err, unix.EBUSY):
+		return "start stockade from a cgroup without processes of its own; stockade does not move itself"
+	}
+	return fixDelegate
+}
+
+// writeLimit writes the files of one limit in dir, skipping optional ones the
+// kernel does not have.
+func writeLimit(dir string, it item, l Limits, has func(string) bool) error {
+	for _, f := range it.spec.Files {
+		if f.Optional && !has(f.Name) {
+			continue
+		}
+		if err := writeFile(filepath.Join(dir, f.Name), f.Value(l)); err != nil {
+			return fmt.Errorf("setting %s limit %s: %w", it.req.Limit, it.req.Shown, err)
+		}
+	}
+	return nil
+}
+
+// writeFile writes one cgroup control file. It is a variable so that tests can
+// make a write fail half-way through New.
+var writeFile = func(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("writing %q to %s: %w", value, path, err)
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+// Paths returns the group's directories, one per hierarchy, for logs and audit.
+func (g *Group) Paths() []string {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.dirs...)
+}
+
+// Add moves process pid into the group in every hierarchy. Call it before the
+// process runs anything untrusted: until then it is not limited. On error pid
+// may be in some of the hierarchies already; Close kills it there.
+func (g *Group) Add(pid int) error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, dir := range g.dirs {
+		if err := writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("adding pid %d to cgroup: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+// Close kills the processes left in the group and removes its directories.
+// Directories it could not remove are kept for the next call; calling it again
+// after success does nothing.
+func (g *Group) Close() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	deadline := time.Now().Add(closeTimeout)
+	var errs []error
+	var kept []string
+	// Children of the last group made are removed first: there are none today,
+	// but the order costs nothing.
+	for i := len(g.dirs) - 1; i >= 0; i-- {
+		dir := g.dirs[i]
+		err := killAll(dir, deadline)
+		if err == nil {
+			err = removeDir(dir, deadline)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			kept = append([]string{dir}, kept...)
+		}
+	}
+	g.dirs = kept
+	return errors.Join(errs...)
+}
+
+// killAll kills every process in the cgroup at dir and waits until it is empty.
+// cgroup.kill (v2) is atomic against forks; without it, SIGKILLing the pids in
+// cgroup.procs again until none remain catches the ones forked meanwhile.
+func killAll(dir string, deadline time.Time) error {
+	if err := writeFile(filepath.Join(dir, "cgroup.kill"), "1"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("killing processes in cgroup: %w", err)
+	}
+	for {
+		pids, err := readWords(filepath.Join(dir, "cgroup.procs"))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // removed already: Close is being repeated
+		}
+		if err != nil {
+			return fmt.Errorf("listing processes in cgroup: %w", err)
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+		for _, p := range pids {
+			if pid, err := strconv.Atoi(p); err == nil && pid > 0 {
+				_ = unix.Kill(pid, unix.SIGKILL) // ESRCH: gone already
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("killing processes in cgroup %s: %d left after %v", dir, len(pids), closeTimeout)
+		}
+		// Neither version notifies portably when a killed task has left
+		// (v2's cgroup.events needs inotify); a short bounded poll is simpler.
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// removeDir removes an empty cgroup directory, waiting out EBUSY while killed
+// tasks finish leaving it.
+func removeDir(dir string, deadline time.Time) error {
+	for {
+		err := unix.Rmdir(dir)
+		switch {
+		case err == nil, errors.Is(err, unix.ENOENT):
+			return nil
+		case !errors.Is(err, unix.EBUSY) || time.Now().After(deadline):
+			return fmt.Errorf("removing cgroup %s: %w", dir, os.NewSyscallError("rmdir", err))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
