@@ -1,0 +1,12 @@
+//go:build !linux
+
+package landlock
+
+// ABI returns 0: Landlock is Linux-only.
+func ABI() int { return 0 }
+
+// Restrict returns ErrNotSupported.
+func Restrict(Tiers) error { return ErrNotSupported }
+
+// RestrictAll returns ErrNotSupported.
+func RestrictAll() error { return ErrNotSupported }
