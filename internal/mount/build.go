@@ -1,0 +1,219 @@
+package mount
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Host is the view of the host filesystem the planner needs; os.Lstat and
+// os.ReadDir in production, a fake in tests.
+type Host interface {
+	Lstat(path string) (fs.FileInfo, error)
+	Stat(path string) (fs.FileInfo, error)
+	ReadDir(path string) ([]fs.DirEntry, error)
+}
+
+// OS is the real host filesystem.
+type OS struct{}
+
+func (OS) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p) }
+func (OS) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
+func (OS) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
+
+// Config is what the planner needs from the policy. Paths are absolute and clean.
+type Config struct {
+	Workdir    string
+	Home       string // where the sandbox HOME appears inside (the user's $HOME path)
+	HomeSource string // the persistent sandbox HOME on the host
+	RO, RW     []string
+	Protect    []string // patterns, relative to each writable root, or absolute
+	Mask       []string // patterns, relative to each root, or absolute
+	Unmask     []string // exempt from Mask: patterns as in Mask
+}
+
+// SystemDirs are bound read-only from the host when they exist; a symlink
+// (merged /usr) is recreated as a symlink.
+var SystemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// SystemMasks hide host secrets that live in the read-only system tree.
+var SystemMasks = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/security/opasswd", "/etc/ssh/ssh_host_*_key", "/etc/stockade/stockaderc",
+}
+
+// ProcMasks read empty inside: kernel memory, symbol addresses, triggers and
+// enumeration aids that an exploit would start from.
+var ProcMasks = []string{
+	"/proc/kcore", "/proc/kallsyms", "/proc/sysrq-trigger", "/proc/timer_list",
+	"/proc/sched_debug", "/proc/keys", "/proc/key-users", "/proc/latency_stats",
+	"/proc/modules", "/proc/devices", "/proc/diskstats", "/proc/partitions",
+	"/proc/version", "/proc/config.gz", "/proc/kpagecount", "/proc/kpageflags",
+	"/proc/kpagecgroup", "/proc/vmallocinfo", "/proc/slabinfo",
+	"/proc/acpi/", "/proc/scsi/", "/proc/asound/", "/proc/driver/", "/proc/fs/",
+}
+
+// ProcReadOnly are remounted read-only over the fresh procfs.
+var ProcReadOnly = []string{"/proc/sys", "/proc/irq", "/proc/bus"}
+
+// Devices are the host device nodes bound into the sandbox's /dev.
+var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// Build makes the mount plan for cfg.
+func Build(cfg Config, host Host) (Plan, error) {
+	var ms []Mount
+	add := func(m Mount) { ms = append(ms, m) }
+
+	for _, d := range SystemDirs {
+		fi, err := host.Lstat(d)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(d)
+			if err != nil {
+				return Plan{}, fmt.Errorf("reading symlink %s: %w", d, err)
+			}
+			add(Mount{Kind: Symlink, Source: link, Target: d, Why: "system"})
+		case fi.IsDir():
+			add(Mount{Kind: Bind, Source: d, Target: d, ReadOnly: true, IsDir: true, Why: "system"})
+		}
+	}
+	for _, p := range expand(host, "/", SystemMasks) {
+		ms = append(ms, maskOf(p.path, p.dir, "system secret"))
+	}
+
+	// Kernel interfaces.
+	add(Mount{Kind: Tmpfs, Target: "/dev", Data: "mode=0755,size=64k", Why: "devices"})
+	for _, d := range Devices {
+		add(Mount{Kind: Device, Source: "/dev/" + d, Target: "/dev/" + d, Why: "devices"})
+	}
+	add(Mount{Kind: Devpts, Target: "/dev/pts", Why: "terminals"})
+	add(Mount{Kind: Symlink, Source: "pts/ptmx", Target: "/dev/ptmx", Why: "terminals"})
+	add(Mount{Kind: Tmpfs, Target: "/dev/shm", Data: "mode=1777", Why: "shared memory"})
+	for i, n := range []string{"stdin", "stdout", "stderr"} {
+		add(Mount{Kind: Symlink, Source: fmt.Sprintf("/proc/self/fd/%d", i), Target: "/dev/" + n, Why: "devices"})
+	}
+	add(Mount{Kind: Symlink, Source: "/proc/self/fd", Target: "/dev/fd", Why: "devices"})
+	add(Mount{Kind: Proc, Target: "/proc", Why: "processes of this sandbox only"})
+	for _, p := range ProcMasks {
+		dir := strings.HasSuffix(p, "/")
+		ms = append(ms, Mount{Kind: Empty, Target: strings.TrimSuffix(p, "/"), IsDir: dir, Why: "kernel interface", Data: "optional"})
+	}
+	for _, p := range ProcReadOnly {
+		add(Mount{Kind: Bind, Source: p, Target: p, ReadOnly: true, IsDir: true, Why: "kernel interface", Data: "sandbox"})
+	}
+
+	// Scratch space.
+	add(Mount{Kind: Tmpfs, Target: "/tmp", Data: "mode=1777", Why: "scratch"})
+	add(Mount{Kind: Tmpfs, Target: "/run", Data: "mode=0755", Why: "scratch"})
+	add(Mount{Kind: Tmpfs, Target: "/var", Data: "mode=0755", Why: "scratch"})
+	add(Mount{Kind: Dir, Target: "/var/tmp", Mode: 0o1777, Why: "scratch"})
+
+	// The user's trees.
+	if cfg.HomeSource != "" {
+		add(Mount{Kind: Bind, Source: cfg.HomeSource, Target: cfg.Home, IsDir: true, Why: "sandbox HOME"})
+	}
+	for _, p := range cfg.RO {
+		add(Mount{Kind: Bind, Source: p, Target: p, ReadOnly: true, IsDir: isDir(host, p), Why: "--ro"})
+	}
+	for _, p := range cfg.RW {
+		add(Mount{Kind: Bind, Source: p, Target: p, IsDir: isDir(host, p), Why: "--rw"})
+	}
+	add(Mount{Kind: Bind, Source: cfg.Workdir, Target: cfg.Workdir, IsDir: true, Why: "workdir"})
+
+	writable := append([]string{cfg.Workdir}, cfg.RW...)
+	masked := map[string]bool{}
+	for _, root := range append(writable, cfg.RO...) {
+		unmasked := map[string]bool{}
+		for _, p := range expand(host, root, cfg.Unmask) {
+			unmasked[p.path] = true
+		}
+		for _, p := range expand(host, root, cfg.Mask) {
+			if !masked[p.path] && !unmasked[p.path] {
+				masked[p.path] = true
+				ms = append(ms, maskOf(p.path, p.dir, "mask"))
+			}
+		}
+	}
+	pinned := map[string]bool{}
+	for _, root := range writable {
+		for _, p := range expand(host, root, cfg.Protect) {
+			if masked[p.path] || pinned[p.path] {
+				continue // mask wins over protect
+			}
+			// A protected path is a mount point, so it cannot be renamed,
+			// removed or replaced; its ancestors below the root are pinned
+			// the same way (bound on themselves, still writable), so the
+			// agent cannot rename the tree around it and put its own in place.
+			for a := filepath.Dir(p.path); a != root && within(a, root); a = filepath.Dir(a) {
+				if !pinned[a] {
+					pinned[a] = true
+					ms = append(ms, Mount{Kind: Bind, Source: a, Target: a, IsDir: true, Why: "pin parent of protected path"})
+				}
+			}
+			pinned[p.path] = true
+			ms = append(ms, Mount{Kind: Bind, Source: p.path, Target: p.path, ReadOnly: true, IsDir: p.dir, Why: "protect"})
+		}
+	}
+	sortMounts(ms)
+	return Plan{Mounts: ms}, nil
+}
+
+func maskOf(p string, dir bool, why string) Mount {
+	return Mount{Kind: Empty, Target: p, IsDir: dir, Why: why}
+}
+
+func isDir(host Host, p string) bool {
+	fi, err := host.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+type found struct {
+	path string
+	dir  bool
+}
+
+// expand resolves patterns against root: "name", "sub/name", "name.*" (a glob
+// in the last element) or an absolute path. Only paths that exist are
+// returned, and never a symlink: a symlink planted by the agent must not turn
+// a mask or a protection into a bind of some other file.
+func expand(host Host, root string, patterns []string) []found {
+	var out []found
+	for _, pat := range patterns {
+		pat = strings.TrimSuffix(pat, "/")
+		full := pat
+		if !filepath.IsAbs(pat) {
+			full = filepath.Join(root, pat)
+		} else if !within(full, root) && root != "/" {
+			continue
+		}
+		dir, base := filepath.Split(full)
+		dir = filepath.Clean(dir)
+		var names []string
+		if strings.ContainsAny(base, "*?[") {
+			ents, err := host.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if ok, _ := filepath.Match(base, e.Name()); ok {
+					names = append(names, e.Name())
+				}
+			}
+		} else {
+			names = []string{base}
+		}
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			fi, err := host.Lstat(p)
+			if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+				continue
+			}
+			out = append(out, found{path: p, dir: fi.IsDir()})
+		}
+	}
+	return out
+}

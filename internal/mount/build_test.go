@@ -1,0 +1,122 @@
+package mount
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// tree creates files (trailing "/" = directory) under a temp dir.
+func tree(t *testing.T, paths ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, p := range paths {
+		full := filepath.Join(root, p)
+		if p[len(p)-1] == '/' {
+			os.MkdirAll(full, 0o755)
+			continue
+		}
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func find(p Plan, target string) (Mount, bool) {
+	for _, m := range p.Mounts {
+		if m.Target == target {
+			return m, true
+		}
+	}
+	return Mount{}, false
+}
+
+func TestBuildWorkdir(t *testing.T) {
+	wd := tree(t, ".env", ".env.local", ".env.example", "src/main.go", ".git/hooks/", ".git/config",
+		".vscode/settings.json", ".cursor/rules/x.mdc", "secrets/.aws/credentials", ".npmrc")
+	os.Symlink("/etc/passwd", filepath.Join(wd, ".netrc"))
+	plan, err := Build(Config{
+		Workdir: wd, Home: "/home/u", HomeSource: "/data/home",
+		Protect: []string{".git/hooks/", ".git/config", ".vscode/", ".cursor/rules/", "CLAUDE.md", ".env"},
+		Mask:    []string{".env", ".env.*", ".npmrc", ".netrc", ".aws/"},
+		Unmask:  []string{".env.example"},
+	}, OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		target string
+		want   Kind // "" = must not be in the plan
+		ro     bool
+		why    string
+	}{
+		{wd, Bind, false, "workdir"},
+		{"/home/u", Bind, false, "sandbox HOME"},
+		{wd + "/.env", Empty, false, "mask"}, // mask wins over protect
+		{wd + "/.env.local", Empty, false, "mask"},
+		{wd + "/.env.example", "", false, ""}, // unmasked
+		{wd + "/.npmrc", Empty, false, "mask"},
+		{wd + "/.netrc", "", false, ""},       // a symlink is never followed
+		{wd + "/secrets/.aws", "", false, ""}, // patterns are anchored at the root
+		{wd + "/.git/hooks", Bind, true, "protect"},
+		{wd + "/.git/config", Bind, true, "protect"},
+		{wd + "/.git", Bind, false, "pin parent of protected path"},
+		{wd + "/.vscode", Bind, true, "protect"},
+		{wd + "/.cursor/rules", Bind, true, "protect"},
+		{wd + "/.cursor", Bind, false, "pin parent of protected path"},
+		{wd + "/CLAUDE.md", "", false, ""}, // absent
+		{"/etc", Bind, true, "system"},
+		{"/proc", Proc, false, ""},
+		{"/tmp", Tmpfs, false, ""},
+		{"/proc/kcore", Empty, false, ""},
+		{"/proc/sys", Bind, true, ""},
+	}
+	for _, tt := range tests {
+		m, ok := find(plan, tt.target)
+		switch {
+		case tt.want == "" && ok:
+			t.Errorf("%s: in the plan as %+v, want absent", tt.target, m)
+		case tt.want == "":
+		case !ok:
+			t.Errorf("%s: missing from the plan", tt.target)
+		case m.Kind != tt.want || m.ReadOnly != tt.ro || (tt.why != "" && m.Why != tt.why):
+			t.Errorf("%s: got %s ro=%v why=%q, want %s ro=%v why=%q", tt.target, m.Kind, m.ReadOnly, m.Why, tt.want, tt.ro, tt.why)
+		}
+	}
+}
+
+// TestBuildOrder: every mount comes after the mount of each of its parents.
+func TestBuildOrder(t *testing.T) {
+	wd := tree(t, ".git/hooks/", ".env")
+	plan, err := Build(Config{Workdir: wd, Home: filepath.Dir(wd), HomeSource: "/data/home",
+		Protect: []string{".git/hooks/"}, Mask: []string{".env"}}, OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := []string{}
+	for _, m := range plan.Mounts {
+		for _, s := range seen {
+			if within(s, m.Target) && s != m.Target {
+				t.Errorf("%s is mounted before its parent %s", s, m.Target)
+			}
+		}
+		seen = append(seen, m.Target)
+	}
+	if !slices.ContainsFunc(plan.Mounts, func(m Mount) bool { return m.Target == "/etc/shadow" && m.Kind == Empty }) {
+		if _, err := os.Stat("/etc/shadow"); err == nil {
+			t.Error("/etc/shadow is not masked")
+		}
+	}
+}
+
+func TestExpandRefusesEscapes(t *testing.T) {
+	wd := tree(t, "a/.env")
+	outside := tree(t, ".env")
+	got := expand(OS{}, wd, []string{outside + "/.env", "a/.env", "../.env"})
+	if len(got) != 1 || got[0].path != wd+"/a/.env" {
+		t.Errorf("expand = %+v, want only %s/a/.env", got, wd)
+	}
+}

@@ -1,0 +1,135 @@
+package mount
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Placeholder is an empty file or directory created on the host so that a
+// protected path which does not exist yet can still be made read-only: a
+// project without .vscode/ must not get a .vscode/tasks.json from the agent.
+// It is removed again when the sandbox ends, unless something outside the
+// sandbox has put content in it meanwhile.
+type Placeholder struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir"`
+	Ino  uint64 `json:"ino"`
+}
+
+// CreatePlaceholders creates an empty directory for every protected
+// directory pattern (".vscode/") that names a missing path whose parent
+// exists under a writable root. Missing protected files get none: an empty
+// opencode.json or .mcp.json would break the very tools that read them, so
+// those are reported after the run instead (see Missing). Nor do paths
+// below missing directories: creating .git/ in a directory that is not a
+// repository would break `git init`. On error, the placeholders made so far
+// are removed again.
+func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
+	var made []Placeholder
+	for _, p := range Missing(cfg) {
+		if !strings.HasSuffix(p.Pattern, "/") || !realDirUnder(filepath.Dir(p.Path), p.Root) {
+			continue
+		}
+		ph, err := createPlaceholder(p.Path, true)
+		if err != nil {
+			RemovePlaceholders(made)
+			return nil, fmt.Errorf("creating placeholder for protected path %s: %w", p.Path, err)
+		}
+		made = append(made, ph)
+	}
+	return made, nil
+}
+
+// MissingPath is a protected path that does not exist.
+type MissingPath struct {
+	Root, Pattern, Path string
+}
+
+// Missing lists the protected paths (non-glob patterns) that do not exist
+// under the writable roots. Whatever of them exists after a run was created
+// by the command, unprotected, and is worth a warning.
+func Missing(cfg Config) []MissingPath {
+	var out []MissingPath
+	for _, root := range append([]string{cfg.Workdir}, cfg.RW...) {
+		if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
+			continue
+		}
+		for _, pat := range cfg.Protect {
+			if filepath.IsAbs(pat) || strings.ContainsAny(pat, "*?[") || strings.Contains(pat, "..") {
+				continue
+			}
+			p := filepath.Join(root, strings.TrimSuffix(pat, "/"))
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				out = append(out, MissingPath{Root: root, Pattern: pat, Path: p})
+			}
+		}
+	}
+	return out
+}
+
+// realDirUnder reports whether dir is a directory reached from root without
+// following a symlink.
+func realDirUnder(dir, root string) bool {
+	for d := dir; within(d, root); d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		if d == root {
+			return true
+		}
+	}
+	return false
+}
+
+func createPlaceholder(p string, dir bool) (Placeholder, error) {
+	if dir {
+		if err := os.Mkdir(p, 0o555); err != nil {
+			return Placeholder{}, err
+		}
+	} else {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o444)
+		if err != nil {
+			return Placeholder{}, err
+		}
+		f.Close()
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return Placeholder{}, err
+	}
+	return Placeholder{Path: p, Dir: dir, Ino: inode(fi)}, nil
+}
+
+func inode(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// RemovePlaceholders removes each placeholder that is still the empty file or
+// directory stockade made; anything else is left alone and reported.
+func RemovePlaceholders(ps []Placeholder) error {
+	var errs []error
+	for i := len(ps) - 1; i >= 0; i-- {
+		ph := ps[i]
+		fi, err := os.Lstat(ph.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() != 0) {
+			errs = append(errs, fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path))
+			continue
+		}
+		if err := os.Remove(ph.Path); err != nil {
+			errs = append(errs, fmt.Errorf("removing placeholder %s: %w", ph.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,73 @@
+// Package mount builds the sandbox's filesystem view (DESIGN §4): a plan, made
+// on the host from the policy, that lists every mount of the new root in order;
+// and an executor that carries the plan out inside the new mount namespace and
+// pivots into it.
+//
+// The plan is data so that it can be printed, tested without privileges, and
+// sent to the sandbox init over a pipe. Paths in a plan are sandbox paths
+// (targets) and host paths (sources); the executor reaches host paths through
+// the old root, which it detaches before the agent starts.
+//
+// Read-only binds are made read-only recursively with mount_setattr(2); every
+// mount carries nosuid and nodev except the device nodes themselves.
+package mount
+
+import (
+	"cmp"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Kind says what a Mount entry does.
+type Kind string
+
+const (
+	Bind    Kind = "bind"    // bind Source at Target (recursive)
+	Tmpfs   Kind = "tmpfs"   // a fresh tmpfs at Target; Data holds its options
+	Proc    Kind = "proc"    // a fresh procfs for the new PID namespace
+	Devpts  Kind = "devpts"  // a new devpts instance
+	Symlink Kind = "symlink" // a symlink at Target pointing to Source
+	Dir     Kind = "dir"     // a directory at Target (inside a tmpfs of the plan)
+	Empty   Kind = "empty"   // mask: an empty read-only file or directory at Target
+	Device  Kind = "device"  // bind the host device node Source at Target
+)
+
+// Mount is one step of the plan.
+type Mount struct {
+	Kind     Kind   `json:"kind"`
+	Source   string `json:"source,omitempty"` // host path, or link text for Symlink
+	Target   string `json:"target"`           // sandbox path
+	ReadOnly bool   `json:"ro,omitempty"`
+	Data     string `json:"data,omitempty"`
+	IsDir    bool   `json:"dir,omitempty"`  // Empty: mask a directory; Bind: source is a directory
+	Mode     uint32 `json:"mode,omitempty"` // Dir: permission bits
+	Why      string `json:"why,omitempty"`  // which policy rule asked for it
+}
+
+// Plan is the ordered list of mounts that makes the new root.
+type Plan struct {
+	Mounts []Mount `json:"mounts"`
+}
+
+// depth orders targets so that a parent is always mounted before its children.
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(filepath.Clean(p), "/")
+}
+
+// sortMounts orders the plan parent-first; ties keep insertion order, which
+// puts masks after the binds they cover.
+func sortMounts(ms []Mount) {
+	slices.SortStableFunc(ms, func(a, b Mount) int { return cmp.Compare(depth(a.Target), depth(b.Target)) })
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
