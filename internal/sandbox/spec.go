@@ -1,0 +1,64 @@
+package sandbox
+
+import (
+	"fmt"
+
+	"github.com/stockade-dev/stockade/internal/landlock"
+	"github.com/stockade-dev/stockade/internal/mount"
+)
+
+// Config is the resolved, host-side description of one sandbox.
+type Config struct {
+	ID         string
+	Workdir    string   // mounted read-write; the command starts here
+	Home       string   // $HOME inside
+	HomeSource string   // persistent sandbox HOME on the host
+	RO, RW     []string // extra binds
+	Protect    []string // patterns, see mount.Config
+	Mask       []string
+	Unmask     []string // exempt from Mask, even from a glob
+	Argv       []string
+	Env        []string
+	TTY        bool
+}
+
+// systemExec are the trees whose binaries may run.
+var systemExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}
+
+// NewSpec plans the sandbox for c.
+func NewSpec(c Config, host mount.Host) (Spec, error) {
+	plan, err := mount.Build(mount.Config{
+		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
+		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
+	}, host)
+	if err != nil {
+		return Spec{}, fmt.Errorf("planning the filesystem view: %w", err)
+	}
+	tiers := landlock.Tiers{
+		ReadOnly:    []string{"/"},
+		WriteNoExec: []string{"/dev", "/proc", "/run", "/var"},
+		WriteExec:   []string{"/tmp", "/var/tmp", c.Workdir},
+	}
+	for _, d := range systemExec {
+		if _, err := host.Lstat(d); err == nil {
+			tiers.ReadExec = append(tiers.ReadExec, d)
+		}
+	}
+	tiers.ReadExec = append(tiers.ReadExec, c.RO...)
+	if c.HomeSource != "" {
+		tiers.WriteExec = append(tiers.WriteExec, c.Home)
+	}
+	tiers.WriteExec = append(tiers.WriteExec, c.RW...)
+	return Spec{
+		ID:       c.ID,
+		Hostname: "stockade-" + c.ID,
+		Plan:     plan,
+		Exec: ExecSpec{
+			Argv:     c.Argv,
+			Env:      c.Env,
+			Cwd:      c.Workdir,
+			TTY:      c.TTY,
+			Landlock: tiers,
+		},
+	}, nil
+}
