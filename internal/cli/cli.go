@@ -1,0 +1,82 @@
+// Package cli wires flags, environment and config files to the sandbox: one file
+// per subcommand, and nothing here enforces anything itself.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/stockade-dev/stockade/internal/sandbox"
+)
+
+// Version is set at build time with -ldflags "-X .../cli.Version=...".
+var Version = "dev"
+
+type root struct {
+	Run     runCmd     `cmd:"" help:"Run a command in the sandbox, in the foreground."`
+	Doctor  doctorCmd  `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
+	Policy  policyCmd  `cmd:"" help:"Inspect the effective policy."`
+	Version versionCmd `cmd:"" help:"Print the version."`
+}
+
+// exitError carries an exit status out of a command.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Run runs the stockade command line and returns the process exit status.
+func Run(args []string) int {
+	if len(args) > 1 {
+		if entry, ok := sandbox.Entrypoints[args[1]]; ok {
+			return entry()
+		}
+	}
+	var cli root
+	parser, err := kong.New(&cli,
+		kong.Name("stockade"),
+		kong.Description("Run AI coding agents (or any command) in a kernel-enforced Linux sandbox."),
+		kong.UsageOnError(),
+		kong.Exit(func(code int) { panic(exitError{code}) }),
+	)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		return 2
+	}
+	return run(parser, args[1:])
+}
+
+func run(parser *kong.Kong, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(exitError)
+			if !ok {
+				panic(r)
+			}
+			code = e.code
+		}
+	}()
+	ctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		return 2
+	}
+	if err := ctx.Run(); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run() error {
+	fmt.Println("stockade", Version)
+	return nil
+}

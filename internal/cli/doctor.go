@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/landlock"
+	"github.com/stockade-dev/stockade/internal/sandbox"
+)
+
+type doctorCmd struct {
+	policyFlags
+}
+
+func (c *doctorCmd) Help() string {
+	return "Checks each kernel feature the sandbox needs, then starts a real sandbox running /bin/true.\nExits 1 when stockade cannot run here; every failure comes with its fix."
+}
+
+// check is one line of the doctor's report.
+type check struct {
+	name, detail, fix string
+	ok                bool
+}
+
+func (c *doctorCmd) Run() error {
+	var checks []check
+	add := func(ch check) { checks = append(checks, ch) }
+
+	var u unix.Utsname
+	unix.Uname(&u)
+	add(check{name: "kernel", ok: true, detail: "Linux " + unix.ByteSliceToString(u.Release[:])})
+	add(userNSCheck())
+	abi := landlock.ABI()
+	if err := landlock.CheckABI(abi); err != nil {
+		add(check{name: "landlock", detail: fmt.Sprintf("ABI %d", abi), fix: err.Error()})
+	} else {
+		add(check{name: "landlock", ok: true, detail: fmt.Sprintf("ABI %d", abi)})
+	}
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		add(check{name: "seccomp", detail: err.Error(), fix: "use a kernel built with CONFIG_SECCOMP_FILTER=y"})
+	} else {
+		add(check{name: "seccomp", ok: true, detail: "filter mode available"})
+	}
+	r, home, err := c.resolve()
+	if err != nil {
+		add(check{name: "policy", detail: err.Error(), fix: "correct the setting named above"})
+	} else {
+		rep := cgroup.Probe(limitsOf(r.Policy))
+		for _, e := range rep.Enforced {
+			add(check{name: "limits", ok: true, detail: e})
+		}
+		for _, p := range rep.NotEnforced {
+			add(check{name: "limits", ok: true, detail: p.Limit + " NOT enforced: " + p.Reason, fix: p.Fix})
+		}
+		_ = home
+	}
+	if err := sandbox.Smoke(); err != nil {
+		add(check{name: "sandbox", detail: "starting /bin/true: " + err.Error(), fix: "see the failing check above"})
+	} else {
+		add(check{name: "sandbox", ok: true, detail: "started /bin/true in a full sandbox"})
+	}
+
+	failed := 0
+	for _, ch := range checks {
+		state := "ok  "
+		if !ch.ok {
+			state = "FAIL"
+			failed++
+		}
+		fmt.Printf("%s  %-16s %s\n", state, ch.name, ch.detail)
+		if ch.fix != "" {
+			fmt.Printf("      %-16s fix: %s\n", "", ch.fix)
+		}
+	}
+	if failed > 0 {
+		fmt.Printf("\nstockade cannot run on this machine: %d check(s) failed.\n", failed)
+		return exitError{1}
+	}
+	fmt.Println("\nstockade can run on this machine.")
+	return nil
+}
+
+// userNSCheck explains why user namespaces are unavailable, when they are.
+func userNSCheck() check {
+	err := sandbox.ProbeNamespaces()
+	if err == nil {
+		return check{name: "user namespaces", ok: true, detail: "can create user, mount, pid, net, ipc, uts and cgroup namespaces"}
+	}
+	ch := check{name: "user namespaces", detail: err.Error()}
+	switch {
+	case readSysctl("kernel/apparmor_restrict_unprivileged_userns") == "1":
+		ch.fix = "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): allow them for stockade with an AppArmor profile granting 'userns,' to its path, or (system-wide, weaker) sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0"
+	case readSysctl("kernel/unprivileged_userns_clone") == "0":
+		ch.fix = "unprivileged user namespaces are disabled: sudo sysctl kernel.unprivileged_userns_clone=1"
+	case readSysctl("user/max_user_namespaces") == "0":
+		ch.fix = "user namespaces are disabled: sudo sysctl user.max_user_namespaces=15000"
+	default:
+		ch.fix = "use a kernel with CONFIG_USER_NS=y; inside a container, allow unshare/clone of namespaces (e.g. seccomp and AppArmor unconfined)"
+	}
+	return ch
+}
+
+func readSysctl(name string) string {
+	b, err := os.ReadFile("/proc/sys/" + name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

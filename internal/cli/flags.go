@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/stockade-dev/stockade/internal/policy"
+)
+
+// policyFlags are the flags that feed the policy, shared by run and policy show.
+type policyFlags struct {
+	Workdir    *string  `help:"Project directory, mounted read-write (default: the current directory)." placeholder:"DIR"`
+	RO         []string `name:"ro" help:"Bind PATH read-only (and executable) at the same path; repeatable." placeholder:"PATH"`
+	RW         []string `name:"rw" help:"Bind PATH read-write at the same path; repeatable. Loosens the sandbox when outside the workdir." placeholder:"PATH"`
+	Protect    []string `help:"Keep PATH read-only even inside the workdir (relative to the workdir); repeatable." placeholder:"PATH"`
+	Mask       []string `help:"Make PATH read empty inside (relative to the workdir; a * in the last element is a glob); repeatable." placeholder:"PATH"`
+	Unmask     []string `help:"Remove PATH from the masked paths; loosens the sandbox; repeatable." placeholder:"PATH"`
+	AllowHooks *bool    `name:"allow-hooks" help:"Leave .git/hooks writable; loosens the sandbox."`
+	Env        []string `help:"Pass host variable NAME, or set NAME=VALUE, inside; the only way a credential-shaped name gets in; repeatable." placeholder:"NAME[=VALUE]"`
+	Memory     *string  `help:"Memory limit, bytes or with k/m/g/t (e.g. 4g)." placeholder:"SIZE"`
+	CPUs       *string  `name:"cpus" help:"CPU limit in cores (e.g. 1.5)." placeholder:"N"`
+	Pids       *string  `help:"Maximum number of processes and threads (default 4096)." placeholder:"N"`
+	LogLevel   *string  `name:"log-level" help:"debug, info, warn (default) or error." placeholder:"LEVEL"`
+}
+
+// resolve layers defaults, config files, STOCKADE_* and these flags, and
+// validates the result.
+func (f policyFlags) resolve() (policy.Resolved, string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return policy.Resolved{}, "", fmt.Errorf("reading the current directory: %w", err)
+	}
+	r, err := policy.Load(policy.Options{
+		Paths:   policy.DefaultPaths(os.Getenv),
+		Environ: os.Environ(),
+		Cwd:     cwd,
+		Flags: policy.Flags{
+			RO: f.RO, RW: f.RW, Protect: f.Protect, Mask: f.Mask, Unmask: f.Unmask, Env: f.Env,
+			AllowHooks: f.AllowHooks, Memory: f.Memory, CPUs: f.CPUs, Pids: f.Pids,
+			LogLevel: f.LogLevel, Workdir: f.Workdir,
+		},
+	})
+	if err != nil {
+		return policy.Resolved{}, "", err
+	}
+	home := realHome()
+	if err := r.Validate(home, os.Stat); err != nil {
+		return policy.Resolved{}, "", err
+	}
+	return r, home, nil
+}
+
+// realHome is the invoking user's home directory on the host.
+func realHome() string {
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		return filepath.Clean(h)
+	}
+	return ""
+}
+
+// dataHome is $XDG_DATA_HOME, or ~/.local/share.
+func dataHome(home string) string {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(home, ".local", "share")
+}

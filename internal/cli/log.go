@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// logger writes stockade's own messages to stderr, one line each, prefixed
+// "stockade:". Loosenings are printed at every level: never weaken silently.
+type logger struct{ level int }
+
+var levels = map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
+
+func newLogger(level string) logger {
+	l, ok := levels[level]
+	if !ok {
+		l = levels["warn"]
+	}
+	return logger{l}
+}
+
+func (l logger) printf(min int, prefix, format string, args ...any) {
+	if l.level <= min {
+		fmt.Fprintf(os.Stderr, "stockade: "+prefix+format+"\n", args...)
+	}
+}
+
+func (l logger) debugJSON(what string, v any) {
+	if l.level <= 0 {
+		b, _ := json.Marshal(v)
+		l.printf(0, "debug: ", "%s: %s", what, b)
+	}
+}
+
+// status is the start line naming the active layers: shown unless --log-level error.
+func (l logger) status(format string, args ...any) { l.printf(2, "", format, args...) }
+func (l logger) warn(format string, args ...any)   { l.printf(2, "warning: ", format, args...) }
+func (l logger) error(format string, args ...any)  { l.printf(3, "", format, args...) }
+func (l logger) loosening(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "stockade: LOOSENED: "+format+"\n", args...)
+}
