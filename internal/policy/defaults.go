@@ -49,6 +49,9 @@ var defaultProtect = []string{
 	".windsurfrules",
 	".clinerules",
 	".github/copilot-instructions.md",
+	// Masked when it exists; protected so that a missing one gets a
+	// placeholder: a planted key file would reroute the user's requests.
+	".stockaderc",
 }
 
 // hookPaths are the defaultProtect entries that allow_hooks leaves writable:
