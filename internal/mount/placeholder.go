@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -21,21 +22,21 @@ type Placeholder struct {
 	Ino  uint64 `json:"ino"`
 }
 
-// CreatePlaceholders creates an empty directory for every protected
-// directory pattern (".vscode/") that names a missing path whose parent
-// exists under a writable root. Missing protected files get none: an empty
-// opencode.json or .mcp.json would break the very tools that read them, so
-// those are reported after the run instead (see Missing). Nor do paths
-// below missing directories: creating .git/ in a directory that is not a
-// repository would break `git init`. On error, the placeholders made so far
-// are removed again.
+// CreatePlaceholders creates a placeholder for every protected pattern that
+// names a missing path whose parent directory exists under a writable root:
+// an empty directory for a directory pattern (".vscode/"), a read-only file
+// for a file pattern ("CLAUDE.md"; "{}" for a .json file, so that the tools
+// which read it still parse it). Paths below a missing directory get none:
+// creating .git/ in a directory that is not a repository would break
+// `git init`; those are reported after the run instead (see Missing). On
+// error, the placeholders made so far are removed again.
 func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
 	var made []Placeholder
 	for _, p := range Missing(cfg) {
-		if !strings.HasSuffix(p.Pattern, "/") || !realDirUnder(filepath.Dir(p.Path), p.Root) {
+		if !realDirUnder(filepath.Dir(p.Path), p.Root) {
 			continue
 		}
-		ph, err := createPlaceholder(p.Path, true)
+		ph, err := createPlaceholder(p.Path, strings.HasSuffix(p.Pattern, "/"))
 		if err != nil {
 			RemovePlaceholders(made)
 			return nil, fmt.Errorf("creating placeholder for protected path %s: %w", p.Path, err)
@@ -97,7 +98,16 @@ func createPlaceholder(p string, dir bool) (Placeholder, error) {
 		if err != nil {
 			return Placeholder{}, err
 		}
-		f.Close()
+		if filepath.Ext(p) == ".json" {
+			_, err = f.WriteString(placeholderJSON)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(p)
+			return Placeholder{}, err
+		}
 	}
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -105,6 +115,9 @@ func createPlaceholder(p string, dir bool) (Placeholder, error) {
 	}
 	return Placeholder{Path: p, Dir: dir, Ino: inode(fi)}, nil
 }
+
+// placeholderJSON is the content of a .json placeholder: valid, and empty.
+const placeholderJSON = "{}\n"
 
 func inode(fi fs.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -114,22 +127,33 @@ func inode(fi fs.FileInfo) uint64 {
 }
 
 // RemovePlaceholders removes each placeholder that is still the empty file or
-// directory stockade made; anything else is left alone and reported.
+// directory stockade made; anything else is left alone and reported. The
+// removals run concurrently: on some filesystems each rmdir waits for a
+// discard, and they are independent of each other.
 func RemovePlaceholders(ps []Placeholder) error {
-	var errs []error
-	for i := len(ps) - 1; i >= 0; i-- {
-		ph := ps[i]
-		fi, err := os.Lstat(ph.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() != 0) {
-			errs = append(errs, fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path))
-			continue
-		}
-		if err := os.Remove(ph.Path); err != nil {
-			errs = append(errs, fmt.Errorf("removing placeholder %s: %w", ph.Path, err))
-		}
+	errs := make([]error, len(ps))
+	var wg sync.WaitGroup
+	for i, ph := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = removePlaceholder(ph)
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+func removePlaceholder(ph Placeholder) error {
+	fi, err := os.Lstat(ph.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() > int64(len(placeholderJSON))) {
+		return fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
+	}
+	if err := os.Remove(ph.Path); err != nil {
+		return fmt.Errorf("removing placeholder %s: %w", ph.Path, err)
+	}
+	return nil
 }

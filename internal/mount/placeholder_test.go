@@ -3,17 +3,19 @@ package mount
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
 func TestPlaceholders(t *testing.T) {
 	wd := tree(t, ".git/config", ".claude/settings.json")
-	cfg := Config{Workdir: wd, Protect: []string{".git/hooks/", ".vscode/", "CLAUDE.md", ".cursor/rules/", ".claude/", ".env.*"}}
+	cfg := Config{Workdir: wd, Protect: []string{".git/hooks/", ".vscode/", "CLAUDE.md", ".mcp.json", ".cursor/rules/", ".claude/", ".env.*"}}
 	ps, err := CreatePlaceholders(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{wd + "/.git/hooks": true, wd + "/.vscode": true}
+	want := map[string]bool{wd + "/.git/hooks": true, wd + "/.vscode": true, wd + "/CLAUDE.md": false, wd + "/.mcp.json": false}
 	if len(ps) != len(want) {
 		t.Fatalf("placeholders %+v, want %v", ps, want)
 	}
@@ -26,17 +28,19 @@ func TestPlaceholders(t *testing.T) {
 	if _, err := os.Stat(wd + "/.cursor"); err == nil {
 		t.Error(".cursor was created: placeholders must not create missing parents")
 	}
-	if _, err := os.Stat(wd + "/CLAUDE.md"); err == nil {
-		t.Error("CLAUDE.md was created: file placeholders would break the tools that read them")
+	if b, err := os.ReadFile(wd + "/.mcp.json"); err != nil || string(b) != "{}\n" {
+		t.Errorf(".mcp.json placeholder = %q, %v; want valid empty JSON", b, err)
 	}
-	missing := Missing(cfg)
-	if len(missing) != 2 || missing[0].Path != wd+"/CLAUDE.md" || missing[1].Path != wd+"/.cursor/rules" {
-		t.Errorf("Missing = %+v, want CLAUDE.md and .cursor/rules", missing)
+	if fi, err := os.Stat(wd + "/CLAUDE.md"); err != nil || fi.Size() != 0 || fi.Mode().Perm() != 0o444 {
+		t.Errorf("CLAUDE.md placeholder: %v %v", fi, err)
 	}
 	// The plan protects them now.
 	plan, _ := Build(cfg, OS{})
 	if m, ok := find(plan, wd+"/.vscode"); !ok || !m.ReadOnly {
 		t.Errorf("placeholder .vscode not protected: %+v", m)
+	}
+	if missing := Missing(cfg); len(missing) != 1 || missing[0].Path != wd+"/.cursor/rules" {
+		t.Errorf("Missing = %+v, want only .cursor/rules (its parent is missing)", missing)
 	}
 	// Content added outside the sandbox is never removed.
 	os.WriteFile(filepath.Join(wd, ".vscode", "mine.json"), []byte("{}"), 0o644)
@@ -49,4 +53,42 @@ func TestPlaceholders(t *testing.T) {
 			t.Errorf("%s exists=%v after removal", p, exists)
 		}
 	}
+}
+
+// TestSweep: placeholders of a process that died are removed by the next
+// stockade; those of a live one are left alone.
+func TestSweep(t *testing.T) {
+	wd := tree(t, "src/")
+	state := t.TempDir()
+	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/"}}
+	ps, err := CreatePlaceholders(cfg)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("CreatePlaceholders = %v, %v", ps, err)
+	}
+	done, err := SaveRecord(state, "abc123", ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Sweep(state); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ps[0].Path); err != nil {
+		t.Fatal("Sweep removed the placeholders of a live process")
+	}
+	// Pretend the recording process died: rewrite the record with a dead PID.
+	b, _ := os.ReadFile(filepath.Join(state, "abc123.json"))
+	b = []byte(strings.Replace(string(b), `"pid":`+strconv.Itoa(os.Getpid()), `"pid":999999999`, 1))
+	os.WriteFile(filepath.Join(state, "abc123.json"), b, 0o600)
+	if err := Sweep(state); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if _, err := os.Lstat(p.Path); err == nil {
+			t.Errorf("%s survived the sweep", p.Path)
+		}
+	}
+	if ents, _ := os.ReadDir(state); len(ents) != 0 {
+		t.Errorf("record survived the sweep: %v", ents)
+	}
+	done()
 }
