@@ -2,9 +2,10 @@
 // set first (so no later execve can regain a capability from a file), then the
 // ambient set, then inheritable, permitted and effective together.
 //
-// Capabilities are per-thread. Drop must run on the locked OS thread that will
-// execve the agent; other threads of a Go process keep theirs, which is
-// harmless because execve discards them.
+// Capabilities are per-thread. DropAll must run on the locked OS thread that
+// will fork or execve the command; it clears the capability sets of the other
+// threads too (all-threads capset), while the bounding set, which only
+// matters at execve, is dropped on the calling thread.
 package caps
 
 import "errors"

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,8 +31,9 @@ func LastCap() int {
 	return unix.CAP_LAST_CAP
 }
 
-// DropAll removes every capability from the calling thread, including the
-// bounding set. It needs CAP_SETPCAP for the bounding set and secure bits;
+// DropAll removes every capability: the bounding set, secure bits and ambient
+// set of the calling thread (the one that will fork or execve), and the
+// effective, permitted and inheritable sets of every thread. It needs CAP_SETPCAP for the bounding set and secure bits;
 // without it (an unprivileged caller that was never given it) those steps are
 // skipped, because such a caller cannot hold capabilities worth dropping there.
 func DropAll() error {
@@ -43,7 +46,8 @@ func DropAll() error {
 		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secureBits, 0, 0, 0); err != nil {
 			return fmt.Errorf("locking secure bits: %w", os.NewSyscallError("prctl", err))
 		}
-		for c := 0; c <= LastCap(); c++ {
+		last := LastCap()
+		for c := 0; c <= last; c++ {
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, os.NewSyscallError("prctl", err))
 			}
@@ -52,9 +56,12 @@ func DropAll() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("clearing ambient capabilities: %w", os.NewSyscallError("prctl", err))
 	}
+	// The capability sets are cleared on every thread of the process, so no
+	// thread the Go runtime might later fork from keeps any.
 	data = [2]unix.CapUserData{}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("clearing capabilities: %w", os.NewSyscallError("capset", err))
+	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
+	if e != 0 {
+		return fmt.Errorf("clearing capabilities: %w", os.NewSyscallError("capset", e))
 	}
 	return nil
 }

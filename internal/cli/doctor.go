@@ -49,7 +49,7 @@ func (c *doctorCmd) Run() error {
 	if err != nil {
 		add(check{name: "policy", detail: err.Error(), fix: "correct the setting named above"})
 	} else {
-		rep := cgroup.Probe(limitsOf(r.Policy))
+		rep := cgroup.Probe(limitsOf(r))
 		for _, e := range rep.Enforced {
 			add(check{name: "limits", ok: true, detail: e})
 		}

@@ -66,3 +66,11 @@ func dataHome(home string) string {
 	}
 	return filepath.Join(home, ".local", "share")
 }
+
+// stateHome is $XDG_STATE_HOME, or ~/.local/state.
+func stateHome(home string) string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(home, ".local", "state")
+}

@@ -22,7 +22,7 @@ func (c *policyShowCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	e := enforcementOf(r, home, cgroup.Probe(limitsOf(r.Policy)))
+	e := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
 	if c.JSON {
 		out := struct {
 			Policy      any         `json:"policy"`

@@ -7,18 +7,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/console"
 	"github.com/stockade-dev/stockade/internal/environ"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
+	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 )
 
 type runCmd struct {
 	policyFlags
-	Command []string `arg:"" passthrough:"" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
+	Command []string `arg:"" passthrough:"partial" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
 }
 
 func (c *runCmd) Help() string {
@@ -42,6 +45,17 @@ func newID() (string, error) {
 }
 
 func (c *runCmd) Run() error {
+	if err := c.run(); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return setupError{err}
+	}
+	return nil
+}
+
+func (c *runCmd) run() error {
 	argv := c.Command
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
@@ -72,7 +86,7 @@ func (c *runCmd) Run() error {
 		"HOME": home, "TMPDIR": "/tmp", "STOCKADE_SANDBOX": "1", "STOCKADE_ID": id,
 	})
 
-	cg, report, err := cgroup.New("stockade-"+id, limitsOf(p))
+	cg, report, err := cgroup.New("stockade-"+id, limitsOf(r))
 	if err != nil {
 		return fmt.Errorf("setting up resource limits: %w", err)
 	}
@@ -87,51 +101,106 @@ func (c *runCmd) Run() error {
 		log.loosening("%s", w)
 	}
 
-	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
-	placeholders, err := mount.CreatePlaceholders(mcfg)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := mount.RemovePlaceholders(placeholders); err != nil {
-			log.warn("%v", err)
-		}
-	}()
-	missing := mount.Missing(mcfg)
-	defer func() {
-		for _, m := range missing {
-			if exists(m.Path) {
-				log.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)
-			}
-		}
-	}()
-
 	con, err := console.Open(os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		return fmt.Errorf("setting up the terminal: %w", err)
 	}
-	spec, err := sandbox.NewSpec(sandbox.Config{
-		ID: id, Workdir: p.Workdir, Home: home, HomeSource: homeSource,
-		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
-		Argv: argv, Env: env, TTY: con.TTY,
-	}, mount.OS{})
+	defer con.Close()
+	// Placeholders and the plan are made while init is cloned and its
+	// runtime starts; init waits for the plan.
+	prep := make(chan *prepared, 1)
+	go func() { prep <- prepare(r, home, homeSource, id, argv, env, con.TTY, log) }()
+	var ready atomic.Pointer[prepared]
+	sb, err := sandbox.Start(sandbox.Options{
+		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
+		OnStart: cg.Add,
+		OnQuiet: func() { ready.Load().removeSoon() },
+	})
+	pr := <-prep
+	ready.Store(pr)
+	defer pr.cleanup()
 	if err != nil {
-		con.Close()
 		return err
 	}
-	log.debugJSON("mount plan", spec.Plan)
-	code, err := sandbox.Run(spec, sandbox.Options{
-		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
-		OnStart: func(pid int) error {
-			con.Started()
-			return cg.Add(pid)
-		},
-	})
+	con.Started()
+	if pr.err != nil {
+		sb.Kill()
+		return pr.err
+	}
+	log.debugJSON("mount plan", pr.spec.Plan)
+	if err := sb.Send(pr.spec); err != nil {
+		sb.Kill()
+		return err
+	}
+	code, err := sb.Wait()
 	con.Close()
 	if err != nil {
 		log.error("%v", err)
 	}
 	return exitError{code}
+}
+
+// prepared is what run makes on the host while init starts: the
+// placeholders that protect missing paths, and the plan.
+type prepared struct {
+	spec         sandbox.Spec
+	err          error
+	placeholders []mount.Placeholder
+	missing      []mount.MissingPath
+	forget       func()
+	log          logger
+	removed      chan error
+	once         sync.Once
+}
+
+func prepare(r policy.Resolved, home, homeSource, id string, argv, env []string, tty bool, log logger) *prepared {
+	p := r.Policy
+	pr := &prepared{log: log, forget: func() {}, removed: make(chan error, 1)}
+	// Placeholders a killed stockade could not remove are removed now.
+	records := filepath.Join(stateHome(home), "stockade", "placeholders")
+	if err := mount.Sweep(records); err != nil {
+		log.warn("%v", err)
+	}
+	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
+	if pr.placeholders, pr.err = mount.CreatePlaceholders(mcfg); pr.err != nil {
+		return pr
+	}
+	if pr.forget, pr.err = mount.SaveRecord(records, id, pr.placeholders); pr.err != nil {
+		mount.RemovePlaceholders(pr.placeholders)
+		pr.placeholders, pr.forget = nil, func() {}
+		return pr
+	}
+	pr.missing = mount.Missing(mcfg)
+	pr.spec, pr.err = sandbox.NewSpec(sandbox.Config{
+		ID: id, Workdir: p.Workdir, Home: home, HomeSource: homeSource,
+		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
+		Argv: argv, Env: env, TTY: tty, MaxProcs: pidsOf(r).rlimit,
+	}, mount.OS{})
+	return pr
+}
+
+// removeSoon starts removing the placeholders. It is called once no process
+// of the sandbox is left (init says so before it exits), or at cleanup.
+func (pr *prepared) removeSoon() {
+	pr.once.Do(func() {
+		go func() { pr.removed <- mount.RemovePlaceholders(pr.placeholders) }()
+	})
+}
+
+// cleanup removes the placeholders (if that has not started already) and
+// warns about protected paths the command created where none could be made.
+// It runs only after the sandbox is gone.
+func (pr *prepared) cleanup() {
+	pr.removeSoon()
+	if err := <-pr.removed; err != nil {
+		pr.log.warn("%v", err)
+	}
+	pr.forget()
+	for _, m := range pr.missing {
+		if exists(m.Path) {
+			pr.log.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)
+		}
+	}
 }
 
 func exists(p string) bool {

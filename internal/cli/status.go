@@ -26,8 +26,33 @@ type enforcement struct {
 	Loosenings []string `json:"loosenings"`
 }
 
-func limitsOf(p policy.Policy) cgroup.Limits {
-	return cgroup.Limits{Memory: p.Memory, CPUs: p.CPUs, Pids: p.Pids}
+// pidsLimit says how the pids limit of r is enforced. For a user other than
+// root it is RLIMIT_NPROC in the sandbox's own user namespace (see
+// sandbox.ExecSpec.MaxProcs): per sandbox, unprivileged, and free of the
+// cgroup migration that costs milliseconds at every start. The kernel exempts
+// host root from RLIMIT_NPROC, so for root a pids limit set on purpose goes to
+// a cgroup, and the default one is reported as not enforced.
+type pidsLimit struct {
+	rlimit, cgroup int64
+	problem        string
+}
+
+func pidsOf(r policy.Resolved) pidsLimit {
+	p := r.Policy.Pids
+	switch {
+	case p == 0:
+		return pidsLimit{}
+	case os.Getuid() != 0:
+		return pidsLimit{rlimit: p}
+	case r.Sources["pids"] != policy.SourceDefault:
+		return pidsLimit{cgroup: p}
+	}
+	return pidsLimit{problem: fmt.Sprintf("default pids limit %d NOT enforced: the kernel exempts root from RLIMIT_NPROC; fix: run as your user, or pass --pids %d to enforce it with a cgroup", p, p)}
+}
+
+// limitsOf are the limits enforced with cgroups.
+func limitsOf(r policy.Resolved) cgroup.Limits {
+	return cgroup.Limits{Memory: r.Policy.Memory, CPUs: r.Policy.CPUs, Pids: pidsOf(r).cgroup}
 }
 
 // enforcementOf describes r on this machine; cg is the cgroup report (from
@@ -44,8 +69,16 @@ func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement
 		layer{"network", true, r.Policy.Network},
 	)
 	e.Downgrades = append(e.Downgrades, landlock.StatusFor(abi).Downgrades...)
-	if len(cg.Enforced) > 0 {
-		e.Layers = append(e.Layers, layer{"limits", true, strings.Join(cg.Enforced, ", ")})
+	enforced := cg.Enforced
+	pids := pidsOf(r)
+	if pids.rlimit > 0 {
+		enforced = append(enforced, fmt.Sprintf("pids %d (RLIMIT_NPROC in the sandbox's user namespace)", pids.rlimit))
+	}
+	if pids.problem != "" {
+		e.Downgrades = append(e.Downgrades, pids.problem)
+	}
+	if len(enforced) > 0 {
+		e.Layers = append(e.Layers, layer{"limits", true, strings.Join(enforced, ", ")})
 	}
 	for _, p := range cg.NotEnforced {
 		e.Downgrades = append(e.Downgrades, fmt.Sprintf("%s limit NOT enforced: %s; fix: %s", p.Limit, p.Reason, p.Fix))

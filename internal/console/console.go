@@ -27,6 +27,7 @@ type Console struct {
 
 	closers []io.Closer
 	started bool
+	closed  sync.Once
 	restore func()
 	wg      sync.WaitGroup
 	stop    chan struct{}
@@ -136,13 +137,16 @@ func (c *Console) Started() {
 	}
 }
 
-// Close waits for output to drain and restores the user's terminal.
+// Close waits for output to drain and restores the user's terminal. It may
+// be called more than once.
 func (c *Console) Close() {
-	c.Started()
-	c.wg.Wait()
-	close(c.stop)
-	for _, cl := range c.closers {
-		cl.Close()
-	}
-	c.restore()
+	c.closed.Do(func() {
+		c.Started()
+		c.wg.Wait()
+		close(c.stop)
+		for _, cl := range c.closers {
+			cl.Close()
+		}
+		c.restore()
+	})
 }

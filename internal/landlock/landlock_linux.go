@@ -52,9 +52,11 @@ func Restrict(t Tiers) error {
 }
 
 // RestrictAll denies every filesystem access to the calling process. Init uses
-// it on itself once the agent is running: it has no reason to touch a file again.
+// it on itself once the agent is running: it has no reason to touch a file
+// again. Signals are not scoped: init must still forward them to the
+// command, whose Landlock domain is not nested in init's.
 func RestrictAll() error {
-	cfg, err := ll.NewConfig(ll.AccessFSSet(handledFS), ll.ScopedSet(scoped))
+	cfg, err := ll.NewConfig(ll.AccessFSSet(handledFS), ll.ScopedSet(llsys.ScopeAbstractUnixSocket))
 	if err != nil {
 		return fmt.Errorf("building landlock config: %w", err)
 	}

@@ -3,20 +3,26 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/stockade-dev/stockade/internal/caps"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/netns"
 )
+
+func init() {
+	// Capabilities are per-thread, and the command is forked from the thread
+	// that dropped them: init's main goroutine stays on the main thread.
+	if len(os.Args) > 1 && os.Args[1] == initArg {
+		runtime.LockOSThread()
+	}
+}
 
 // initMain is PID 1 of the sandbox.
 func initMain() int {
@@ -24,116 +30,104 @@ func initMain() int {
 	// Die with the supervisor even if it is SIGKILLed. Set again here
 	// because the clone-time setting is tied to the thread that forked us.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	// Register before the command exists, so no SIGCHLD or forwarded signal
+	// is lost; signals that arrive before the command starts are dropped.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, forwarded...)
+	signal.Notify(sigs, unix.SIGCHLD)
 	var spec Spec
 	if err := readSpec(&spec); err != nil {
 		return fail(stepError("spec", fmt.Errorf("reading spec: %w", err), ExitSetup))
 	}
-	// The spec arrives only after the supervisor has moved us into the
-	// sandbox's cgroup: a cgroup namespace made now is rooted there.
-	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-		return fail(stepError("cgroup namespace", os.NewSyscallError("unshare", err), ExitSetup))
-	}
-	pid, err := setupAndStart(spec)
-	if err != nil {
+	if err := setup(spec); err != nil {
 		return fail(stepError("init", err, ExitSetup))
 	}
-	restrictSelf()
-	return reap(pid)
+	pid, err := confineAndStart(spec.Exec)
+	if err != nil {
+		return fail(stepError("exec", err, ExitSetup))
+	}
+	// Init needs no file from here on: a nested Landlock layer takes the
+	// command's filesystem rights away from init itself.
+	landlock.RestrictAll()
+	code := reap(pid, sigs)
+	quiesce()
+	return code
 }
+
+// quiesce kills every other process of the sandbox and reaps them all, then
+// tells the supervisor: after that nothing inside can act any more, so the
+// supervisor may start removing placeholders while the kernel tears the
+// namespaces down. Only init remains, and it does not fork.
+func quiesce() {
+	unix.Kill(-1, unix.SIGKILL)
+	for {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(-1, &ws, 0, nil); err == unix.ECHILD {
+			break
+		} else if err != nil && err != unix.EINTR {
+			return
+		}
+	}
+	unix.Write(syncFD, []byte{msgQuiet})
+}
+
+// forwarded are the signals init passes on to the command.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH}
 
 func fail(e *StepError) int {
 	report(syncFD, e)
 	return e.Code
 }
 
-// setupAndStart builds the sandbox and starts the exec stage; it returns the
-// command's PID once the exec stage has successfully called execve.
-func setupAndStart(spec Spec) (int, error) {
-	// Keep a handle on our own binary: after pivot_root its path is gone, and
-	// re-executing through the descriptor needs no path at all.
-	self, err := os.Open("/proc/self/exe")
-	if err != nil {
-		return 0, stepError("init", err, ExitSetup)
-	}
-	defer self.Close()
+// setup builds the sandbox's network and filesystem and enters its cgroup
+// namespace: DESIGN §3 steps 1 and 2.
+func setup(spec Spec) error {
 	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
-		return 0, stepError("hostname", os.NewSyscallError("sethostname", err), ExitSetup)
+		return stepError("hostname", os.NewSyscallError("sethostname", err), ExitSetup)
 	}
 	if err := netns.LoopbackUp(); err != nil {
-		return 0, stepError("network", err, ExitSetup)
+		return stepError("network", err, ExitSetup)
 	}
 	if err := mount.Setup(spec.Plan, initStagingBase); err != nil {
-		return 0, stepError("mount", err, ExitSetup)
+		return stepError("mount", err, ExitSetup)
 	}
-	return startExec(self, spec.Exec)
+	if err := waitPlaced(); err != nil {
+		return stepError("cgroup", err, ExitSetup)
+	}
+	// Now in the sandbox's cgroup: a cgroup namespace made now is rooted there.
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return stepError("cgroup namespace", os.NewSyscallError("unshare", err), ExitSetup)
+	}
+	return nil
 }
 
-func startExec(self *os.File, spec ExecSpec) (int, error) {
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return 0, err
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		specR.Close()
-		specW.Close()
-		return 0, err
-	}
-	defer statusR.Close()
-	attr := &os.ProcAttr{
-		// The binary rides along as fd 5 and is executed through it; it is
-		// marked close-on-exec by the exec stage like every fd above 2.
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, specR, statusW, self},
-		Env:   []string{},
-		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: spec.TTY, Ctty: 0},
-	}
-	p, err := os.StartProcess("/proc/self/fd/5", []string{"stockade", execArg}, attr)
-	specR.Close()
-	statusW.Close()
-	if err != nil {
-		specW.Close()
-		return 0, stepError("exec", fmt.Errorf("starting exec stage: %w", err), ExitSetup)
-	}
-	go func() {
-		json.NewEncoder(specW).Encode(spec)
-		specW.Close()
-	}()
-	b, _ := io.ReadAll(statusR)
-	if len(b) > 0 {
-		var e StepError
-		if json.Unmarshal(b, &e) != nil {
-			e = StepError{Step: "exec", Msg: string(b), Code: ExitSetup}
+// waitPlaced blocks until the supervisor says init is in its cgroup.
+func waitPlaced() error {
+	var b [1]byte
+	for {
+		n, err := unix.Read(syncFD, b[:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return os.NewSyscallError("read", err)
+		case n != 1 || b[0] != msgPlaced:
+			return fmt.Errorf("supervisor went away before placing the sandbox in its cgroup")
 		}
-		var ws unix.WaitStatus
-		unix.Wait4(p.Pid, &ws, 0, nil)
-		return 0, &e
+		return nil
 	}
-	return p.Pid, nil
-}
-
-// restrictSelf shrinks what init itself could do if anything ever reached
-// it: no file access, no capabilities, no core dumps or ptrace attach.
-// Signal scoping is left off: it would stop init from forwarding signals to
-// the command, which lives in a Landlock domain of its own.
-func restrictSelf() {
-	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	syscall.AllThreadsSyscall(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0)
-	landlock.RestrictAll()
-	caps.DropAll()
 }
 
 // reap forwards signals to the command, reaps every child, and returns the
 // command's exit status once it is gone. When init returns, the kernel kills
 // whatever is left in the PID namespace.
-func reap(cmd int) int {
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGCHLD)
+func reap(cmd int, sigs chan os.Signal) int {
 	supervisor := make(chan struct{})
 	go func() {
 		// The sync socket reads EOF when the supervisor goes away.
 		buf := make([]byte, 1)
 		for {
-			if _, err := unix.Read(syncFD, buf); err != nil && err == unix.EINTR {
+			if _, err := unix.Read(syncFD, buf); err == unix.EINTR {
 				continue
 			}
 			close(supervisor)
@@ -141,7 +135,7 @@ func reap(cmd int) int {
 		}
 	}()
 	for {
-		// Reap before waiting: the command may have exited before Notify.
+		// Reap before waiting: the command may have exited already.
 		for {
 			var ws unix.WaitStatus
 			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)

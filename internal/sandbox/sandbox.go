@@ -1,27 +1,28 @@
 // Package sandbox is the native backend: it starts a command in new user,
 // mount, PID, network, IPC, UTS and cgroup namespaces and confines it.
 //
-// Three processes take part, all of them this binary:
+// Two processes of this binary take part, then the command:
 //
-//	supervisor (outside)         init (PID 1 inside)              exec stage → agent
-//	   │ clone(CLONE_NEW*) ───────▶ │
-//	   │ (cgroup: add init pid)     │
-//	   │ spec (fd 3) ─────────────▶ │ hostname, lo up, build root,
-//	   │                            │ pivot_root
-//	   │                            │ fork+exec ────────────────────▶ │ no_new_privs
-//	   │                            │ exec spec (fd 3) ─────────────▶ │ Landlock
-//	   │                            │                                 │ close fds (cloexec)
-//	   │                            │                                 │ drop caps
-//	   │                            │                                 │ seccomp (TSYNC)
-//	   │                            │ ◀──── status (fd 4): EOF = ok ─ │ execve(agent)
-//	   │ ◀─ sync (fd 4): error ──── │ restrict itself, reap, forward
-//	   │    or nothing              │ signals; exit with the agent's
-//	   │ ◀──────── exit status ──── │ status
+//	supervisor (outside)            init (PID 1 inside)                 command
+//	   │ clone(CLONE_NEW*) ─────────▶ │
+//	   │ spec (fd 3) ───────────────▶ │ hostname, lo up, build the root,
+//	   │ cgroup: add init's pid       │ pivot_root
+//	   │ "placed" (fd 4) ───────────▶ │ unshare(CLONE_NEWCGROUP)
+//	   │                              │ no_new_privs, Landlock, drop caps,
+//	   │                              │ seccomp (all threads)
+//	   │                              │ fork+exec (fds 0-2 only) ──────────▶ │
+//	   │ ◀─ sync (fd 4): StepError ── │ (only if a step failed)
+//	   │                              │ reap, forward signals
+//	   │ ◀─ "quiet" (fd 4) ────────── │ command gone: kill and reap the rest
+//	   │ ◀────────── exit status ──── │ the command's
 //
-// Errors before the agent's execve travel back as a StepError naming the
-// step, the path and the errno, and init exits with ExitSetup. If the
-// supervisor dies, init gets SIGKILL (PR_SET_PDEATHSIG) and also sees the sync
-// socket close; as PID 1 its death takes the whole PID namespace with it.
+// Init confines itself before it forks the command, which inherits every
+// restriction; PID 1 is thus never more powerful than what it supervises,
+// and no third process start is needed. Errors before the command's execve
+// travel back as a StepError naming the step, the path and the errno, and
+// init exits with ExitSetup. If the supervisor dies, init gets SIGKILL
+// (PR_SET_PDEATHSIG) and also sees the sync socket close; as PID 1 its death
+// takes the whole PID namespace with it.
 package sandbox
 
 import (
@@ -38,10 +39,11 @@ const (
 	ExitNotFound    = 127 // the command was not found
 	ExitSignalBase  = 128 // 128+N: the command was killed by signal N
 	initArg         = "__stockade_init"
-	execArg         = "__stockade_exec"
-	specFD          = 3 // init and exec stage read their spec here
-	syncFD          = 4 // init: socket to the supervisor; exec stage: status pipe
+	specFD          = 3 // init reads its spec here
+	syncFD          = 4 // socket between init and the supervisor
 	initStagingBase = "/tmp"
+	msgPlaced       = 'P' // supervisor → init: you are in your cgroup
+	msgQuiet        = 'Q' // init → supervisor: every process but init is gone
 )
 
 // Spec is everything init needs to build the sandbox and start the command.
@@ -52,13 +54,18 @@ type Spec struct {
 	Exec     ExecSpec   `json:"exec"`
 }
 
-// ExecSpec is what the exec stage needs to confine itself and exec the command.
+// ExecSpec is what init needs to confine itself and start the command.
 type ExecSpec struct {
 	Argv     []string       `json:"argv"`
 	Env      []string       `json:"env"`
 	Cwd      string         `json:"cwd"`
 	TTY      bool           `json:"tty"`
 	Landlock landlock.Tiers `json:"landlock"`
+	// MaxProcs caps the tasks (processes and threads) of the sandbox's uid
+	// with RLIMIT_NPROC. Since Linux 5.14 that count is kept per user
+	// namespace, so it is a per-sandbox pids limit that needs no cgroup and
+	// works unprivileged. 0: no limit.
+	MaxProcs int64 `json:"max_procs,omitempty"`
 }
 
 // StepError is a failure inside the sandbox before the command started.
@@ -78,5 +85,4 @@ func (e *StepError) Error() string {
 // cli.Run dispatches to them before parsing any flag.
 var Entrypoints = map[string]func() int{
 	initArg: initMain,
-	execArg: execMain,
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 )
 
-// TestMain lets the test binary play init and the exec stage: Run re-executes
+// TestMain lets the test binary play init: Run re-executes
 // os.Executable(), which here is this test binary.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
@@ -125,7 +125,12 @@ func TestRunExitStatus(t *testing.T) {
 func TestNothingSurvives(t *testing.T) {
 	requireSandbox(t)
 	marker := "stockade-survivor-" + filepath.Base(t.TempDir())
-	r := run(t, "", "sh", "-c", "exec -a "+marker+" sleep 1000 & exit 0")
+	// The command waits until the marker runs (so the test can fail), then exits.
+	r := run(t, "", "bash", "-c", `found() { for f in /proc/[0-9]*/cmdline; do IFS= read -r -d '' a0 < "$f" 2>/dev/null && [ "$a0" = `+marker+` ] && return 0; done; return 1; }
+		(exec -a `+marker+` sleep 1000) & until found; do :; done; echo up`)
+	if r.stdout != "up\n" {
+		t.Fatalf("the marker process never ran: %q %q", r.stdout, r.stderr)
+	}
 	if r.code != 0 || r.err != nil {
 		t.Fatalf("status %d err %v stderr %q", r.code, r.err, r.stderr)
 	}

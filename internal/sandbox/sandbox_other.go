@@ -14,16 +14,31 @@ var ErrNotSupported = errors.New("the native sandbox needs Linux")
 type Options struct {
 	Stdin, Stdout, Stderr *os.File
 	OnStart               func(pid int) error
+	OnQuiet               func()
 }
 
 // Run returns ErrNotSupported.
 func Run(Spec, Options) (int, error) { return ExitSetup, ErrNotSupported }
 
 func initMain() int { return ExitSetup }
-func execMain() int { return ExitSetup }
 
 // ProbeNamespaces returns ErrNotSupported.
 func ProbeNamespaces() error { return ErrNotSupported }
 
 // Smoke returns ErrNotSupported.
 func Smoke() error { return ErrNotSupported }
+
+// Sandbox is a started sandbox (Linux only).
+type Sandbox struct{}
+
+// Start returns ErrNotSupported.
+func Start(Options) (*Sandbox, error) { return nil, ErrNotSupported }
+
+// Send returns ErrNotSupported.
+func (*Sandbox) Send(Spec) error { return ErrNotSupported }
+
+// Kill does nothing.
+func (*Sandbox) Kill() {}
+
+// Wait returns ErrNotSupported.
+func (*Sandbox) Wait() (int, error) { return ExitSetup, ErrNotSupported }

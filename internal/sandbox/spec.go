@@ -20,6 +20,7 @@ type Config struct {
 	Argv       []string
 	Env        []string
 	TTY        bool
+	MaxProcs   int64 // see ExecSpec.MaxProcs
 }
 
 // systemExec are the trees whose binaries may run.
@@ -59,6 +60,7 @@ func NewSpec(c Config, host mount.Host) (Spec, error) {
 			Cwd:      c.Workdir,
 			TTY:      c.TTY,
 			Landlock: tiers,
+			MaxProcs: c.MaxProcs,
 		},
 	}, nil
 }

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"syscall"
 
@@ -40,5 +41,9 @@ func report(fd int, e *StepError) {
 func readSpec(v any) error {
 	f := os.NewFile(specFD, "spec")
 	defer f.Close()
-	return json.NewDecoder(f).Decode(v)
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }

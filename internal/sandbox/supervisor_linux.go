@@ -17,9 +17,14 @@ import (
 // Options are the host-side settings of one sandbox run.
 type Options struct {
 	Stdin, Stdout, Stderr *os.File
-	// OnStart runs after init exists and before it reads its spec; the
-	// cgroup placement happens here, so that nothing runs outside the limits.
+	// OnStart runs once init exists and has its spec; the cgroup placement
+	// happens here. Init starts nothing of the command's before it returns.
 	OnStart func(pid int) error
+	// OnQuiet runs when the command has exited and init has killed and
+	// reaped every other process of the sandbox, just before init exits:
+	// from then on nothing inside can act, and host-side cleanup may start
+	// while the kernel tears the namespaces down.
+	OnQuiet func()
 }
 
 // cloneFlags are the namespaces of every sandbox but the cgroup one, which
@@ -36,30 +41,46 @@ var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCA
 // ErrNoUserNS means the kernel refused to create a user namespace.
 var ErrNoUserNS = errors.New("cannot create a user namespace")
 
-// Run starts spec and waits for it; it returns the command's exit status. A
-// failure to set up the sandbox is returned as an error (a *StepError when it
-// happened inside), with the status the caller should exit with.
-func Run(spec Spec, opt Options) (int, error) {
+// Sandbox is a started sandbox init, waiting for its spec or running.
+type Sandbox struct {
+	cmd   *exec.Cmd
+	opt   Options
+	specW *os.File
+	sync  *os.File
+	msg   chan *StepError
+	sigs  chan os.Signal
+}
+
+// Start clones init into new namespaces. It needs nothing from the spec, so
+// the caller can plan the sandbox while init's runtime starts up, and then
+// Send it. Until Send, init waits.
+func Start(opt Options) (*Sandbox, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return ExitSetup, fmt.Errorf("finding the stockade binary: %w", err)
+		return nil, fmt.Errorf("finding the stockade binary: %w", err)
+	}
+	// Descriptors this process inherited without close-on-exec would
+	// otherwise ride along into init: mark them all, so only what is
+	// passed below crosses over.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("marking descriptors close-on-exec: %w", os.NewSyscallError("close_range", err))
 	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
-		return ExitSetup, err
+		return nil, err
 	}
-	defer specW.Close()
+	defer specR.Close()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		specR.Close()
-		return ExitSetup, os.NewSyscallError("socketpair", err)
+		specW.Close()
+		return nil, os.NewSyscallError("socketpair", err)
 	}
-	syncParent := os.NewFile(uintptr(fds[0]), "sync")
 	syncChild := os.NewFile(uintptr(fds[1]), "sync-child")
-	defer syncParent.Close()
+	defer syncChild.Close()
+	s := &Sandbox{opt: opt, specW: specW, sync: os.NewFile(uintptr(fds[0]), "sync"), msg: make(chan *StepError, 1)}
 
 	uid, gid := os.Getuid(), os.Getgid()
-	cmd := &exec.Cmd{
+	s.cmd = &exec.Cmd{
 		Path:       self,
 		Args:       []string{"stockade", initArg},
 		Env:        []string{},
@@ -77,64 +98,119 @@ func Run(spec Spec, opt Options) (int, error) {
 		},
 	}
 	if uid != 0 {
-		cmd.SysProcAttr.AmbientCaps = initCaps
+		s.cmd.SysProcAttr.AmbientCaps = initCaps
 	}
-	err = cmd.Start()
-	specR.Close()
-	syncChild.Close()
-	if err != nil {
+	// Forward signals from now on: one that arrives while the sandbox is
+	// being built reaches init, which drops it, rather than killing us and
+	// leaving placeholders behind.
+	s.sigs = make(chan os.Signal, 8)
+	signal.Notify(s.sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	if err := s.cmd.Start(); err != nil {
+		signal.Stop(s.sigs)
+		specW.Close()
+		s.sync.Close()
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EACCES) {
-			return ExitSetup, fmt.Errorf("%w (%v); run 'stockade doctor' for the fix", ErrNoUserNS, err)
+			return nil, fmt.Errorf("%w (%v); run 'stockade doctor' for the fix", ErrNoUserNS, err)
 		}
-		return ExitSetup, fmt.Errorf("starting sandbox init: %w", err)
+		return nil, fmt.Errorf("starting sandbox init: %w", err)
 	}
-	if opt.OnStart != nil {
-		if err := opt.OnStart(cmd.Process.Pid); err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			return ExitSetup, err
-		}
-	}
-	if err := json.NewEncoder(specW).Encode(spec); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return ExitSetup, fmt.Errorf("sending spec to sandbox init: %w", err)
-	}
-	specW.Close()
-
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
-	defer signal.Stop(sigs)
 	go func() {
-		for s := range sigs {
-			cmd.Process.Signal(s)
+		for sig := range s.sigs {
+			s.cmd.Process.Signal(sig)
 		}
 	}()
+	go s.readSync()
+	return s, nil
+}
 
-	msg := make(chan *StepError, 1)
-	go func() {
-		buf := make([]byte, 64<<10)
-		n, err := syncParent.Read(buf)
+// readSync reads init's messages until EOF: msgQuiet, or a StepError.
+func (s *Sandbox) readSync() {
+	buf := make([]byte, 64<<10)
+	var stepErr *StepError
+	for {
+		n, err := s.sync.Read(buf)
 		if err != nil || n == 0 {
-			msg <- nil
+			s.msg <- stepErr
 			return
 		}
-		var e StepError
-		if json.Unmarshal(buf[:n], &e) != nil {
-			e = StepError{Step: "init", Msg: string(buf[:n]), Code: ExitSetup}
+		if n == 1 && buf[0] == msgQuiet {
+			if s.opt.OnQuiet != nil {
+				s.opt.OnQuiet()
+			}
+			continue
 		}
-		msg <- &e
+		e := &StepError{}
+		if json.Unmarshal(buf[:n], e) != nil {
+			e = &StepError{Step: "init", Msg: string(buf[:n]), Code: ExitSetup}
+		}
+		stepErr = e
+	}
+}
+
+// Send hands init its spec, runs OnStart, and lets init start the command.
+// Init builds the filesystem view while the supervisor places it in its
+// cgroup (on cgroup v1 a move can wait ~10 ms for an RCU grace period).
+func (s *Sandbox) Send(spec Spec) error {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return fmt.Errorf("encoding the sandbox spec: %w", err)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := s.specW.Write(b)
+		s.specW.Close()
+		sent <- err
 	}()
-	werr := cmd.Wait()
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if s.opt.OnStart != nil {
+		if err := s.opt.OnStart(s.cmd.Process.Pid); err != nil {
+			return err
+		}
+	}
+	if _, err := s.sync.Write([]byte{msgPlaced}); err != nil {
+		return fmt.Errorf("starting sandbox init: %w", err)
+	}
+	if err := <-sent; err != nil {
+		return fmt.Errorf("sending spec to sandbox init: %w", err)
+	}
+	return nil
+}
+
+// Kill stops a sandbox that will not get (or did not take) its spec.
+func (s *Sandbox) Kill() {
+	s.cmd.Process.Kill()
+	s.Wait()
+}
+
+// Wait waits for init and returns the command's exit status. A failure to
+// set up the sandbox is returned as an error (a *StepError when it happened
+// inside), with the status the caller should exit with.
+func (s *Sandbox) Wait() (int, error) {
+	defer s.sync.Close()
+	defer signal.Stop(s.sigs)
+	s.specW.Close()
+	werr := s.cmd.Wait()
+	code := s.cmd.ProcessState.ExitCode()
+	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = ExitSignalBase + int(ws.Signal())
 	}
-	if e := <-msg; e != nil {
+	if e := <-s.msg; e != nil {
 		return e.Code, e
 	}
 	if code < 0 && werr != nil {
 		return ExitSetup, fmt.Errorf("waiting for sandbox init: %w", werr)
 	}
 	return code, nil
+}
+
+// Run starts spec and waits for it: Start, Send and Wait in one.
+func Run(spec Spec, opt Options) (int, error) {
+	s, err := Start(opt)
+	if err != nil {
+		return ExitSetup, err
+	}
+	if err := s.Send(spec); err != nil {
+		s.Kill()
+		return ExitSetup, err
+	}
+	return s.Wait()
 }
