@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The whole test suite: vet, unit, kernel and end-to-end tests and the escape
+# battery, first as root and then as an unprivileged user it creates, with
+# STOCKADE_MUST_WORK=1 so that a missing kernel feature fails instead of
+# skipping. Run it as root on Debian/Ubuntu and it installs what it needs;
+# run it as a user and it says what is missing and runs the user pass only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+user=stockade-test
+# command -> Debian package providing it
+declare -A need=(
+	[go]="" [gcc]=gcc [git]=git [tmux]=tmux [bwrap]=bubblewrap [setpriv]=util-linux
+	[python3]=python3 [curl]=curl [ip]=iproute2 [useradd]=passwd
+)
+missing=()
+for cmd in "${!need[@]}"; do
+	command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	pkgs=()
+	for cmd in "${missing[@]}"; do [ -n "${need[$cmd]}" ] && pkgs+=("${need[$cmd]}"); done
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ ${#pkgs[@]} -gt 0 ]; then
+		echo "== installing: ${pkgs[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+	fi
+	for cmd in "${missing[@]}"; do
+		if ! command -v "$cmd" >/dev/null 2>&1; then
+			echo "test.sh: '$cmd' is missing; install ${need[$cmd]:-Go 1.26 from go.dev/dl} (as root: apt-get install -y ${need[$cmd]:-golang})" >&2
+			exit 1
+		fi
+	done
+fi
+
+export CGO_ENABLED=0 STOCKADE_MUST_WORK=1
+out=$(mktemp -d /tmp/stockade-test.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+chmod 755 "$out"
+
+echo "== gofmt, go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
+go vet ./...
+GOOS=darwin go vet ./internal/policy/ ./internal/environ/ ./internal/mount/ ./internal/seccomp/ >/dev/null
+
+echo "== build"
+go build -o "$out/stockade" ./cmd/stockade
+go build -o "$out/probe" ./test/escape/probe
+export STOCKADE_BIN="$out/stockade" STOCKADE_PROBE="$out/probe"
+
+echo "== tests as $(id -un)"
+go test -count=1 -timeout 12m ./...
+echo "== fuzz (short)"
+go test -run XXX -fuzz FuzzParseSize -fuzztime 10s ./internal/policy/ >/dev/null
+
+if [ "$(id -u)" != 0 ]; then
+	echo "(not root: the pass as a second, unprivileged user is skipped)"
+	exit 0
+fi
+id "$user" >/dev/null 2>&1 || useradd -m -s /bin/sh "$user"
+userhome=$(getent passwd "$user" | cut -d: -f6)
+echo "== tests as $user"
+# go test builds as root and runs each test binary as the user through -exec.
+cat >"$out/asuser" <<SH
+#!/bin/sh
+bin="\$1"; shift
+copy=\$(mktemp -d /tmp/stockade-asuser.XXXXXX)
+chmod 755 "\$copy"
+cp "\$bin" "\$copy/" && chmod 755 "\$copy/\$(basename "\$bin")"
+setpriv --reuid="$user" --regid="$user" --init-groups \
+	env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME="$userhome" USER="$user" LOGNAME="$user" \
+	"\$copy/\$(basename "\$bin")" "\$@"
+rc=\$?
+rm -rf "\$copy"
+exit \$rc
+SH
+chmod 755 "$out/asuser"
+go test -count=1 -timeout 12m -exec "$out/asuser" ./...
+echo "== all tests passed as root and as $user"

@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBadInput: every malformed input is one clear line naming the input and
+// the fix, a non-zero exit, and nothing half-done.
+func TestBadInput(t *testing.T) {
+	tests := []struct {
+		name     string
+		files    map[string]string // relative to the workdir, or absolute under HOME via "~/"
+		env      []string
+		args     []string
+		wantCode int
+		want     []string // substrings of the single error line
+	}{
+		{"unknown flag", nil, nil, []string{"run", "--memroy", "1g", "--", "true"}, 2, []string{"--memroy"}},
+		{"no command", nil, nil, []string{"run"}, 2, []string{"expected"}},
+		{"bad memory", nil, nil, []string{"run", "--memory", "lots", "--", "true"}, 125, []string{"--memory", `"lots"`, "2g"}},
+		{"zero pids", nil, nil, []string{"run", "--pids", "0", "--", "true"}, 125, []string{"--pids", "greater than 0"}},
+		{"negative cpus", nil, nil, []string{"run", "--cpus=-1", "--", "true"}, 125, []string{"--cpus"}},
+		{"bad log level", nil, nil, []string{"run", "--log-level", "loud", "--", "true"}, 125, []string{"--log-level", "loud"}},
+		{"missing ro path", nil, nil, []string{"run", "--ro", "/nonexistent/stockade-xyz", "--", "true"}, 125, []string{"/nonexistent/stockade-xyz"}},
+		{"workdir is home", nil, []string{"STOCKADE_WORKDIR=HOME"}, []string{"run", "--", "true"}, 125, []string{"workdir"}},
+		{"unknown key in project file", map[string]string{".stockade.json": `{"memroy": "1g"}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"memroy"`, `"memory"`}},
+		{"bad json in user file", map[string]string{"~/.config/stockade/config.json": "{\n  \"memory\": \n}"}, nil, []string{"run", "--", "true"}, 125, []string{"config.json:3:1", "fix the syntax"}},
+		{"wrong type", map[string]string{".stockade.json": `{"pids": "many"}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"pids"`}},
+		{"project file may not loosen", map[string]string{".stockade.json": `{"allow_hooks": true}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "allow_hooks", "only tighten"}},
+		{"project rw outside", map[string]string{".stockade.json": `{"rw": ["~/.bashrc"]}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "rw"}},
+		{"bad env var", nil, []string{"STOCKADE_MEMORY=huge"}, []string{"run", "--", "true"}, 125, []string{"STOCKADE_MEMORY", "huge"}},
+		{"policy show reports too", nil, nil, []string{"policy", "show", "--memory", "lots"}, 1, []string{"--memory", `"lots"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			for p, c := range tt.files {
+				c = strings.ReplaceAll(c, "~", e.home)
+				if strings.HasPrefix(p, "~/") {
+					p = filepath.Join(e.home, p[2:])
+				}
+				e.write(p, c)
+			}
+			var env []string
+			for _, v := range tt.env {
+				env = append(env, strings.ReplaceAll(v, "HOME", e.home))
+			}
+			before := snapshot(t, e.home)
+			r := e.run("", env, tt.args...)
+			if r.code != tt.wantCode {
+				t.Errorf("exit status %d, want %d\nstderr: %s", r.code, tt.wantCode, r.stderr)
+			}
+			lines := stderrLines(r.stderr)
+			if tt.wantCode != 2 && len(lines) != 1 {
+				t.Errorf("want one error line, got %d:\n%s", len(lines), r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if r.stdout != "" && tt.wantCode != 2 {
+				t.Errorf("stdout not empty: %q", r.stdout)
+			}
+			if after := snapshot(t, e.home); after != before {
+				t.Errorf("bad input left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// snapshot lists every path under dir, so a test can see that nothing was
+// created (no sandbox HOME, placeholder or state file).
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			b.WriteString(p + "\n")
+		}
+		return nil
+	})
+	return b.String()
+}

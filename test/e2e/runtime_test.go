@@ -1,0 +1,197 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunBasics(t *testing.T) {
+	requireSandbox(t)
+	tests := []struct {
+		name     string
+		in       string
+		env      []string
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{"stdin passes through", "hello\n", nil, []string{"run", "--", "cat"}, 0, "hello\n"},
+		{"exit status", "", nil, []string{"run", "--", "sh", "-c", "exit 42"}, 42, ""},
+		{"killed by signal", "", nil, []string{"run", "--", "sh", "-c", "kill -KILL $$"}, 137, ""},
+		{"not found", "", nil, []string{"run", "--", "no-such-command-xyz"}, 127, ""},
+		{"cwd is the workdir", "", nil, []string{"run", "--", "sh", "-c", "pwd | grep -c /proj$"}, 0, "1\n"},
+		{"HOME is the user's path", "", nil, []string{"run", "--", "sh", "-c", `test "$HOME" = "$(cat /proc/self/environ | tr '\0' '\n' | sed -n 's/^HOME=//p')" && echo ok`}, 0, "ok\n"},
+		{"credentials dropped", "", []string{"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws", "MY_API_KEY=k"},
+			[]string{"run", "--", "sh", "-c", "env | grep -c -e ghp_secret -e aws -e MY_API_KEY || true"}, 0, "0\n"},
+		{"--env passes one", "", []string{"GITHUB_TOKEN=ghp_secret"}, []string{"run", "--env", "GITHUB_TOKEN", "--", "sh", "-c", "echo $GITHUB_TOKEN"}, 0, "ghp_secret\n"},
+		{"--env sets one", "", nil, []string{"run", "--env", "FOO=bar", "--", "sh", "-c", "echo $FOO"}, 0, "bar\n"},
+		{"no inherited fds", "", nil, []string{"run", "--", "sh", "-c", "ls /proc/self/fd | sort -n | tr '\n' ' '"}, 0, "0 1 2 3 "}, // 3: ls's own directory fd
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			r := e.run(tt.in, tt.env, tt.args...)
+			if r.code != tt.wantCode {
+				t.Errorf("exit status %d, want %d\nstderr: %s", r.code, tt.wantCode, r.stderr)
+			}
+			if tt.wantOut != "" && r.stdout != tt.wantOut {
+				t.Errorf("stdout %q, want %q", r.stdout, tt.wantOut)
+			}
+		})
+	}
+}
+
+// TestStartLine: one line names the active layers, and loosenings are loud.
+func TestStartLine(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	r := e.run("", nil, "run", "--allow-hooks", "--", "true")
+	for _, want := range []string{"namespaces user,mount,pid,net,ipc,uts,cgroup", "landlock ABI", "seccomp", "no_new_privs", "capabilities none", "LOOSENED: allow_hooks"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if r = e.run("", nil, "run", "--log-level", "error", "--", "true"); strings.Contains(r.stderr, "landlock ABI") {
+		t.Errorf("--log-level error still prints the start line:\n%s", r.stderr)
+	}
+}
+
+func TestPolicyShowJSON(t *testing.T) {
+	e := newEnv(t)
+	e.write(".stockade.json", `{"memory": "1g", "mask": ["secrets/"]}`)
+	r := e.run("", []string{"STOCKADE_PIDS=100"}, "policy", "show", "--json", "--memory", "512m")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		Policy      struct{ Memory, Pids int64 }
+		Sources     map[string]string
+		ListSources map[string][]struct{ Value, Source string } `json:"list_sources"`
+		Enforcement struct {
+			Layers []struct {
+				Name   string
+				Active bool
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("policy show --json is not JSON: %v\n%s", err, r.stdout)
+	}
+	if out.Policy.Memory != 512<<20 || out.Sources["memory"] != "flag --memory" || out.Sources["pids"] != "env STOCKADE_PIDS" {
+		t.Errorf("memory %d from %q, pids from %q", out.Policy.Memory, out.Sources["memory"], out.Sources["pids"])
+	}
+	found := false
+	for _, m := range out.ListSources["mask"] {
+		found = found || (m.Value == "secrets/" && strings.HasSuffix(m.Source, ".stockade.json"))
+	}
+	if !found {
+		t.Errorf("mask secrets/ from the project file missing: %+v", out.ListSources["mask"])
+	}
+	names := map[string]bool{}
+	for _, l := range out.Enforcement.Layers {
+		names[l.Name] = true
+	}
+	for _, n := range []string{"namespaces", "landlock", "seccomp", "no_new_privs", "capabilities"} {
+		if !names[n] {
+			t.Errorf("enforcement layer %q missing", n)
+		}
+	}
+}
+
+func TestDoctorAndVersion(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	r := e.run("", nil, "doctor")
+	if r.code != 0 || !strings.Contains(r.stdout, "stockade can run on this machine") || !strings.Contains(r.stdout, "landlock") {
+		t.Errorf("doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = e.run("", nil, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "stockade ") {
+		t.Errorf("version: exit %d %q", r.code, r.stdout)
+	}
+}
+
+// start runs stockade in the background and waits for the command to print
+// its first line.
+func start(t *testing.T, e *env, args ...string) (*exec.Cmd, *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = e.workdir
+	cmd.Env = e.vars
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("first line %q, %v; want ready", line, err)
+	}
+	return cmd, r
+}
+
+// TestSignalsForwarded: SIGTERM to stockade reaches the command.
+func TestSignalsForwarded(t *testing.T) {
+	requireSandbox(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			e := newEnv(t)
+			cmd, out := start(t, e, "run", "--", "sh", "-c", fmt.Sprintf(`trap 'echo got; exit 7' %d; echo ready; while :; do sleep 0.05; done`, sig))
+			cmd.Process.Signal(sig)
+			line, _ := out.ReadString('\n')
+			err := cmd.Wait()
+			if line != "got\n" || cmd.ProcessState.ExitCode() != 7 {
+				t.Errorf("after %v: line %q, exit %v; want got and 7", sig, line, err)
+			}
+		})
+	}
+}
+
+// TestNothingOutlivesKill: kill -9 of stockade takes the sandbox with it.
+func TestNothingOutlivesKill(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	marker := "stockade-orphan-" + filepath.Base(e.home[:len(e.home)-5])
+	cmd, _ := start(t, e, "run", "--", "bash", "-c", "(exec -a "+marker+" sleep 1000) & echo ready; wait")
+	if !waitFor(func() bool { return processWithArg0(marker) }) {
+		t.Fatal("the marker process never appeared")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !waitFor(func() bool { return !processWithArg0(marker) }) {
+		t.Fatalf("%s outlived a SIGKILLed stockade", marker)
+	}
+}
+
+// waitFor polls cond for up to 5s: the kernel tears a PID namespace down
+// asynchronously, so there is no event to wait on from outside.
+func waitFor(cond func() bool) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
+}
+
+func processWithArg0(arg0 string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(string(b), arg0+"\x00") {
+			return true
+		}
+	}
+	return false
+}

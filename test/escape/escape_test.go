@@ -1,0 +1,278 @@
+package escape
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// row is one attempt, run once per user.
+type row struct {
+	name string
+	// setup prepares the host side of the row's fixture (as root, before chown).
+	setup func(fx *fixture) error
+	// needsRoot marks a setup that only root can do (a setuid file).
+	needsRoot bool
+	flags     []string // stockade run flags
+	before    []string // a first sandbox run that must exit 0 (persistence)
+	args      []string // the command in the sandbox: probe(...) or sh(...)
+	want      string   // the one line it must print
+	// wantUser, when set, replaces want for an unprivileged runner: the kernel
+	// refuses such a user earlier, for a reason the row's comment gives.
+	wantUser string
+	// mutates lets an OK row change guarded host files on purpose (--allow-hooks).
+	mutates bool
+	// check runs on the host after the row, for what the output cannot show.
+	check   func(fx *fixture) error
+	timeout time.Duration // default probeTimeout
+}
+
+const probeTimeout = 20 * time.Second
+
+// probe runs the probe binary with args inside the sandbox.
+func probe(args ...string) []string { return append([]string{"{probe}"}, args...) }
+
+// sh runs script with /bin/sh -c inside the sandbox.
+func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
+
+// allRows is every table of the battery, in file order.
+func allRows() []row {
+	var rows []row
+	for _, t := range [][]row{fsRows, protectRows, procRows, kernelRows, netRows, workRows} {
+		rows = append(rows, t...)
+	}
+	return rows
+}
+
+var (
+	stockadeBin string // copies in a 0755 directory that every test user can read
+	probeBin    string
+	binDir      string
+	mustWork    = os.Getenv("STOCKADE_MUST_WORK") == "1"
+
+	// parallel bounds the sandboxes running at once (2-core CI machines).
+	parallel = make(chan struct{}, 4)
+
+	tallyMu sync.Mutex
+	tally   = map[string][2]int{} // runner name → {passed, failed}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "stockade-escape-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "escape:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "escape:", err)
+		return 1
+	}
+	binDir = dir
+	if stockadeBin, err = install("STOCKADE_BIN", "./cmd/stockade", "stockade"); err == nil {
+		probeBin, err = install("STOCKADE_PROBE", "./test/escape/probe", "probe")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "escape:", err)
+		return 1
+	}
+	code := m.Run()
+	summary()
+	return code
+}
+
+// install copies the binary named by env into binDir, or builds pkg there.
+func install(env, pkg, name string) (string, error) {
+	dst := filepath.Join(binDir, name)
+	if src := os.Getenv(env); src != "" {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return "", fmt.Errorf("reading %s=%s: %w", env, src, err)
+		}
+		return dst, os.WriteFile(dst, b, 0o755)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "build", "-o", dst, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s (set %s to use a prebuilt one): %w\n%s", pkg, env, err, out)
+	}
+	return dst, os.Chmod(dst, 0o755)
+}
+
+func summary() {
+	tallyMu.Lock()
+	defer tallyMu.Unlock()
+	var per []string
+	for _, r := range []string{"root", "user"} {
+		if c, ok := tally[r]; ok {
+			per = append(per, fmt.Sprintf("%s %d passed %d failed", r, c[0], c[1]))
+		}
+	}
+	users := "as the invoking user"
+	if _, ok := tally["root"]; ok {
+		users = "as root and as " + testUser
+	}
+	fmt.Printf("escape battery: %d rows, %s (%s)\n", len(allRows()), users, strings.Join(per, "; "))
+}
+
+func TestEscape(t *testing.T) {
+	rows := allRows()
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if seen[r.name] || r.want == "" || len(r.args) == 0 {
+			t.Fatalf("row %q: duplicate name, or no want or args", r.name)
+		}
+		seen[r.name] = true
+	}
+	for _, ru := range runners(t) {
+		t.Run(ru.name, func(t *testing.T) {
+			host := startHost(t, ru)
+			preflight(t, ru, host)
+			for _, r := range rows {
+				t.Run(r.name, func(t *testing.T) {
+					t.Parallel()
+					parallel <- struct{}{}
+					defer func() { <-parallel }()
+					runRow(t, ru, host, r)
+					tallyMu.Lock()
+					c := tally[ru.name]
+					if t.Failed() {
+						c[1]++
+					} else if !t.Skipped() {
+						c[0]++
+					}
+					tally[ru.name] = c
+					tallyMu.Unlock()
+				})
+			}
+		})
+	}
+}
+
+// preflight skips (or, with STOCKADE_MUST_WORK=1, fails) when this kernel cannot
+// build the sandbox at all: then no row could say anything.
+func preflight(t *testing.T, ru runner, host *hostSide) {
+	fx := newFixture(t, ru, host, "preflight")
+	if err := fx.chown(); err != nil {
+		t.Fatal(err)
+	}
+	res := fx.sandbox(t, nil, []string{"/bin/true"}, probeTimeout)
+	if res.code == 0 {
+		return
+	}
+	msg := fmt.Sprintf("stockade cannot build a sandbox here (exit %d): %s", res.code, res.stderr)
+	if mustWork {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func runRow(t *testing.T, ru runner, host *hostSide, r row) {
+	fx := newFixture(t, ru, host, r.name)
+	if r.needsRoot && os.Geteuid() != 0 {
+		if mustWork {
+			t.Fatal("the fixture of this row needs root")
+		}
+		t.Skip("the fixture of this row needs root")
+	}
+	if r.setup != nil {
+		if err := r.setup(fx); err != nil {
+			t.Fatalf("setting up the row: %v", err) // never a silent pass
+		}
+	}
+	if err := fx.chown(); err != nil {
+		t.Fatal(err)
+	}
+	want := r.want
+	if r.wantUser != "" && ru.uid != 0 {
+		want = r.wantUser
+	}
+	denial := strings.HasPrefix(want, "DENIED")
+	before, err := fx.snapshot(denial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeout := r.timeout
+	if timeout == 0 {
+		timeout = probeTimeout
+	}
+	if r.before != nil {
+		if res := fx.sandbox(t, r.flags, r.before, timeout); res.code != 0 {
+			t.Fatalf("first run: exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
+		}
+	}
+	res := fx.sandbox(t, r.flags, r.args, timeout)
+	got := strings.TrimSpace(res.stdout)
+	if got != want || res.code != 0 {
+		t.Errorf("%v\n got: %q (exit %d)\nwant: %q\nstderr: %s", fx.expand(r.args), got, res.code, want, res.stderr)
+	}
+	if !r.mutates {
+		after, err := fx.snapshot(denial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := diffSnapshots(before, after); diff != "" {
+			t.Errorf("the host fixture changed (an escape):\n%s", diff)
+		}
+	}
+	if r.check != nil {
+		if err := r.check(fx); err != nil {
+			t.Errorf("host check: %v", err)
+		}
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// sandbox runs `stockade run FLAGS -- ARGS` as the row's user, with a credential-
+// laden environment and an inherited secret fd, the way an agent would be started
+// from a developer's shell.
+func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Duration) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	argv := []string{"run", "--log-level=error", "--workdir", fx.work, "--ro", binDir}
+	argv = append(append(append(argv, fx.expand(flags)...), "--"), fx.expand(args)...)
+	cmd := exec.CommandContext(ctx, stockadeBin, argv...)
+	cmd.Dir = fx.work
+	cmd.Env = fx.env()
+	secret, err := os.Open(filepath.Join(fx.home, ".ssh", "id_rsa"))
+	if err != nil {
+		t.Fatalf("opening the fd to leak: %v", err)
+	}
+	defer secret.Close()
+	cmd.ExtraFiles = []*os.File{secret} // fd 3 of stockade: must not reach the agent
+	if fx.ru.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: fx.ru.cred}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr // stdin: /dev/null
+	err = cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if ctx.Err() != nil {
+		stderr.WriteString(fmt.Sprintf("\n(killed after %v)", timeout))
+	} else if err != nil && code < 0 {
+		t.Fatalf("running stockade: %v", err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}

@@ -1,0 +1,49 @@
+package escape
+
+import "errors"
+
+// netRows: the network namespace holds only lo (§5), so any address outside fails at
+// once with ENETUNREACH; the host's loopback, abstract unix sockets and SSH agent are
+// in other namespaces or outside the view; and seccomp refuses the socket types that
+// would go around the egress proxy. Only documentation and link-local addresses are
+// used: even a broken sandbox sends nothing to a real host.
+var netRows = []row{
+	{name: "interfaces", args: probe("ifaces"), want: "OK lo"},
+	{name: "connect_public_tcp", args: probe("connect-tcp", "203.0.113.1:443"), want: "DENIED ENETUNREACH"},
+	{name: "connect_public_udp", args: probe("connect-udp", "203.0.113.1:53"), want: "DENIED ENETUNREACH"},
+	{name: "connect_public_ipv6", args: probe("connect-tcp", "[2001:db8::1]:443"), want: "DENIED ENETUNREACH"},
+	// Cloud metadata: instance credentials.
+	{name: "connect_cloud_metadata", args: probe("connect-tcp", "169.254.169.254:80"), want: "DENIED ENETUNREACH"},
+	{name: "connect_private_range", args: probe("connect-tcp", "10.255.255.1:22"), want: "DENIED ENETUNREACH"},
+	{name: "connect_host_address", setup: needHostIP,
+		args: probe("connect-tcp", "{hostip}:22"), want: "DENIED ENETUNREACH"},
+	// The sandbox's 127.0.0.1 is its own: the host's loopback services are not there.
+	{name: "connect_host_loopback", args: probe("connect-tcp", "127.0.0.1:{hostport}"), want: "DENIED ECONNREFUSED"},
+	// Abstract unix sockets belong to the network namespace (and Landlock scopes
+	// them): a host daemon's abstract socket (X11, dbus, containerd) is not reachable.
+	{name: "connect_host_abstract_socket", args: probe("connect-abstract", "{abstract}"), want: "DENIED ECONNREFUSED"},
+	// The SSH agent's socket lives in the host's /tmp, not the sandbox's.
+	{name: "connect_ssh_agent", args: probe("connect-unix", "{agentsock}"), want: "DENIED ENOENT"},
+	{name: "af_packet", args: probe("socket", "AF_PACKET", "SOCK_RAW", "ETH_P_ALL"), want: "DENIED EPERM"},
+	{name: "af_packet_high_bits", args: probe("socket-hibits", "AF_PACKET", "SOCK_RAW", "ETH_P_ALL"), want: "DENIED EPERM"},
+	{name: "af_inet_sock_packet", args: probe("socket", "AF_INET", "SOCK_PACKET", "ETH_P_ALL"), want: "DENIED EPERM"},
+	{name: "af_vsock", args: probe("socket", "AF_VSOCK", "SOCK_STREAM", "0"), want: "DENIED EPERM"},
+	{name: "raw_ipv4", args: probe("socket", "AF_INET", "SOCK_RAW", "IPPROTO_RAW"), want: "DENIED EPERM"},
+	{name: "raw_ipv6", args: probe("socket", "AF_INET6", "SOCK_RAW", "IPPROTO_RAW"), want: "DENIED EPERM"},
+	// MPTCP subflows are not covered by Landlock's TCP rules.
+	{name: "mptcp", args: probe("socket", "AF_INET", "SOCK_STREAM", "IPPROTO_MPTCP"), want: "DENIED EPERM"},
+	{name: "mptcp_ipv6", args: probe("socket", "AF_INET6", "SOCK_STREAM", "IPPROTO_MPTCP"), want: "DENIED EPERM"},
+	// Families above AF_PACKET: rarely used, often buggy (AF_ALG, AF_TIPC, AF_RDS...).
+	{name: "af_alg", args: probe("socket", "AF_ALG", "SOCK_SEQPACKET", "0"), want: "DENIED EPERM"},
+	{name: "af_tipc", args: probe("socket", "AF_TIPC", "SOCK_RDM", "0"), want: "DENIED EPERM"},
+	{name: "af_rds", args: probe("socket", "AF_RDS", "SOCK_SEQPACKET", "0"), want: "DENIED EPERM"},
+	{name: "af_xdp", args: probe("socket", "AF_XDP", "SOCK_RAW", "0"), want: "DENIED EPERM"},
+	{name: "af_bluetooth", args: probe("socket", "AF_BLUETOOTH", "SOCK_RAW", "0"), want: "DENIED EPERM"},
+}
+
+func needHostIP(fx *fixture) error {
+	if fx.host.hostIP == "" {
+		return errors.New("the host has no non-loopback IPv4 address to aim at")
+	}
+	return nil
+}

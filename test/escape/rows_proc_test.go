@@ -1,0 +1,117 @@
+package escape
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// procRows: other processes (host and sandbox init), credentials and what the agent
+// inherits from the shell that started it (§1, §3 steps 3, 6, 7).
+var procRows = []row{
+	// A process of the same user on the host: invisible in the new PID namespace.
+	{name: "signal_host_process", args: probe("kill", "{hostpid}", "0"), want: "DENIED ESRCH"},
+	{name: "kill_host_process", args: probe("kill", "{hostpid}", "9"), want: "DENIED ESRCH"},
+	{name: "proc_of_host_process", args: probe("read", "/proc/{hostpid}/cmdline"), want: "DENIED ENOENT"},
+	{name: "pidfd_of_host_process", args: probe("pidfd-open", "{hostpid}"), want: "DENIED ESRCH"},
+	{name: "ptrace_host_process", args: probe("ptrace-attach", "{hostpid}"), want: "DENIED EPERM"},
+	// PID 1 is stockade's init, which knows the session: unreadable, untraceable, and
+	// outside the agent's Landlock signal scope. Init is not dumpable: for root, /proc/1
+	// is listed but its files refuse (EACCES); for a user, hidepid=invisible hides the
+	// whole directory (ENOENT).
+	{name: "ptrace_init", args: probe("ptrace-attach", "1"), want: "DENIED EPERM"},
+	// Init confines itself before it forks the command, so both share a
+	// Landlock domain and the command may signal PID 1. What it may not do
+	// is stop or kill it: the kernel ignores SIGKILL and SIGSTOP sent to a
+	// PID namespace's init from inside, so the sandbox keeps its reaper.
+	{name: "kill_init", args: sh("kill -KILL 1; kill -STOP 1; sleep 0.2; kill -0 1 && echo alive"), want: "alive", wantUser: "alive"},
+	{name: "read_init_environ", args: probe("read", "/proc/1/environ"), want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
+	{name: "read_init_root", args: probe("ls", "/proc/1/root/"), want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
+	{name: "readlink_init_exe", args: probe("readlink", "/proc/1/exe"), want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
+	// CVE-2019-5736 (runc): overwriting the runtime binary through /proc/PID/exe.
+	{name: "overwrite_init_exe", args: probe("write", "/proc/1/exe"), want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
+	{name: "process_vm_readv_init", args: probe("process-vm-readv", "1"), want: "DENIED EPERM"},
+	{name: "pidfd_getfd_init", args: probe("pidfd-getfd", "1", "0"), want: "DENIED EPERM"},
+	// Siblings inside the sandbox: ptrace is the door to most kernel exploits.
+	{name: "ptrace_traceme", args: probe("ptrace-traceme"), want: "DENIED EPERM"},
+	{name: "ptrace_sibling", args: probe("ptrace-attach", "child"), want: "DENIED EPERM"},
+	{name: "process_vm_readv_sibling", args: probe("process-vm-readv", "child"), want: "DENIED EPERM"},
+	// Capabilities: none in any set, and none to be had.
+	{name: "capabilities_held", args: probe("caps"), want: "DENIED NONE"},
+	{name: "capset_sys_admin", args: probe("capset"), want: "DENIED EPERM"},
+	{name: "ambient_raise_sys_admin", args: probe("ambient-raise"), want: "DENIED EPERM"},
+	// Only the invoking uid is mapped in the sandbox's user namespace.
+	{name: "setuid_nobody", args: probe("setuid", "65534"), want: "DENIED EINVAL"},
+	// setuid and file-capability binaries: nosuid mounts and no_new_privs.
+	{name: "setuid_binary_in_workdir", needsRoot: true, setup: setuidCopy("work/suid-probe"),
+		args: probe("exec", "{work}/suid-probe", "euid-changed", "{uid}"), want: "DENIED NOSUID"},
+	{name: "setuid_binary_in_ro_dir", needsRoot: true, setup: setuidCopy("spare/suid-probe"),
+		flags: []string{"--ro", "{spare}"},
+		args:  probe("exec", "{spare}/suid-probe", "euid-changed", "{uid}"), want: "DENIED NOSUID"},
+	{name: "file_caps_binary", needsRoot: true, setup: fileCapsCopy("work/cap-probe"),
+		args: probe("exec", "{work}/cap-probe", "caps"), want: "DENIED NONE"},
+	{name: "su_root", args: sh("su -c true root </dev/null >/dev/null 2>&1 && echo OK || echo DENIED"), want: "DENIED"},
+	{name: "setuid_mount_binary", args: sh("mount -t tmpfs none /tmp >/dev/null 2>&1 && echo OK || echo DENIED"), want: "DENIED"},
+	// sudo, where installed, must not work either.
+	{name: "sudo", args: sh("sudo -n true >/dev/null 2>&1 && echo OK || echo DENIED"), want: "DENIED"},
+	// Credentials in the environment of the shell that started stockade.
+	{name: "credential_env_vars", args: probe("env-scan"), want: "DENIED NONE"},
+	{name: "ssh_auth_sock_env", args: probe("getenv", "SSH_AUTH_SOCK"), want: "DENIED NONE"},
+	{name: "github_token_env", args: probe("getenv", "GITHUB_TOKEN"), want: "DENIED NONE"},
+	// An fd the launcher inherited (fd 3: the SSH key) must be closed before exec.
+	{name: "inherited_fds", args: probe("fd-scan"), want: "DENIED NONE"},
+}
+
+// setuidCopy returns a setup that installs a setuid copy of the probe owned by a
+// user other than the runner: root for the unprivileged run, nobody for root.
+func setuidCopy(rel string) func(fx *fixture) error {
+	return func(fx *fixture) error {
+		p, err := copyProbe(fx, rel)
+		if err != nil {
+			return err
+		}
+		owner := 0
+		if fx.ru.uid == 0 {
+			owner = 65534
+		}
+		if err := os.Chown(p, owner, owner); err != nil {
+			return err
+		}
+		return os.Chmod(p, 0o4755|os.ModeSetuid)
+	}
+}
+
+// fileCapsCopy returns a setup that installs a copy of the probe with file
+// capabilities CAP_SYS_ADMIN and CAP_NET_RAW, permitted and effective (setcap).
+func fileCapsCopy(rel string) func(fx *fixture) error {
+	return func(fx *fixture) error {
+		p, err := copyProbe(fx, rel)
+		if err != nil {
+			return err
+		}
+		// struct vfs_cap_data, revision 2: magic_etc, then {permitted, inheritable} x2.
+		const vfsCapRevision2, vfsCapFlagsEffective = 0x02000000, 0x1
+		data := make([]byte, 20)
+		binary.LittleEndian.PutUint32(data[0:], vfsCapRevision2|vfsCapFlagsEffective)
+		binary.LittleEndian.PutUint32(data[4:], 1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_NET_RAW)
+		return unix.Setxattr(p, "security.capability", data, 0)
+	}
+}
+
+func copyProbe(fx *fixture, rel string) (string, error) {
+	b, err := os.ReadFile(probeBin)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(fx.base, rel)
+	if fx.keepOwner == nil {
+		fx.keepOwner = map[string]bool{}
+	}
+	fx.keepOwner[p] = true
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(p, b, 0o755)
+}
