@@ -114,6 +114,7 @@ func (c *runCmd) run() error {
 	sb, err := sandbox.Start(sandbox.Options{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
 		OnStart: cg.Add,
+		OnPTY:   con.Attach,
 		OnQuiet: func() { ready.Load().removeSoon() },
 	})
 	pr := <-prep

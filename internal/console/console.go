@@ -1,9 +1,11 @@
 // Package console gives a sandboxed command a terminal of its own. The
-// command never receives the user's terminal: a fresh pseudo-terminal is
-// opened, its slave side becomes the command's stdin, stdout and stderr, and
-// the master side is relayed to the user's terminal, which is put in raw mode
-// for the duration. That keeps TIOCSTI-style injection into the user's shell
-// out of reach even if seccomp were missing, and lets the window size follow.
+// command never receives the user's terminal: init opens a fresh
+// pseudo-terminal in the sandbox's own devpts instance, hands the master side
+// to the supervisor, and the supervisor relays it to the user's terminal,
+// which is put in raw mode for the duration. That keeps TIOCSTI-style
+// injection into the user's shell out of reach even if seccomp were missing,
+// makes ttyname() inside name a device that exists there (/dev/pts/0), and
+// lets the window size follow.
 //
 // When the user's stdio is not a terminal, stdio passes through unchanged,
 // except that any descriptor which is a terminal is replaced by a pipe relay.
@@ -22,9 +24,12 @@ import (
 
 // Console is the stdio handed to the sandbox and the relay behind it.
 type Console struct {
-	Stdin, Stdout, Stderr *os.File // what the command gets
-	TTY                   bool     // Stdin/Stdout/Stderr are one PTY slave
+	// Stdin, Stdout and Stderr are what init gets. With TTY they are
+	// /dev/null: the command's terminal comes from inside (see Attach).
+	Stdin, Stdout, Stderr *os.File
+	TTY                   bool
 
+	in, out *os.File // the user's terminal, with TTY
 	closers []io.Closer
 	started bool
 	closed  sync.Once
@@ -37,7 +42,14 @@ type Console struct {
 func Open(in, out, errw *os.File) (*Console, error) {
 	c := &Console{stop: make(chan struct{}), restore: func() {}}
 	if term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(out.Fd())) {
-		return c, c.openPTY(in, out)
+		devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return nil, err
+		}
+		c.closers = append(c.closers, devnull)
+		c.Stdin, c.Stdout, c.Stderr, c.TTY = devnull, devnull, devnull, true
+		c.in, c.out = in, out
+		return c, nil
 	}
 	var err error
 	if c.Stdin, err = c.relay(in, true); err != nil {
@@ -55,17 +67,16 @@ func Open(in, out, errw *os.File) (*Console, error) {
 	return c, nil
 }
 
-func (c *Console) openPTY(in, out *os.File) error {
-	master, slave, err := pty.Open()
-	if err != nil {
+// Attach takes the master side of the command's pseudo-terminal, sizes it
+// like the user's terminal, puts the user's terminal in raw mode and relays
+// both ways until the command is gone.
+func (c *Console) Attach(master *os.File) error {
+	c.closers = append(c.closers, master)
+	if err := pty.InheritSize(c.in, master); err != nil {
 		return err
 	}
-	c.closers = append(c.closers, master)
-	c.Stdin, c.Stdout, c.Stderr, c.TTY = slave, slave, slave, true
-	pty.InheritSize(in, master)
-	state, err := term.MakeRaw(int(in.Fd()))
-	if err == nil {
-		c.restore = func() { term.Restore(int(in.Fd()), state) }
+	if state, err := term.MakeRaw(int(c.in.Fd())); err == nil {
+		c.restore = func() { term.Restore(int(c.in.Fd()), state) }
 	}
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
@@ -73,18 +84,18 @@ func (c *Console) openPTY(in, out *os.File) error {
 		for {
 			select {
 			case <-winch:
-				pty.InheritSize(in, master)
+				pty.InheritSize(c.in, master)
 			case <-c.stop:
 				signal.Stop(winch)
 				return
 			}
 		}
 	}()
-	go io.Copy(master, in) // ends with the process; the user's stdin may never close
+	go io.Copy(master, c.in) // ends with the process; the user's stdin may never close
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		io.Copy(out, master) // EIO once every holder of the slave is gone
+		io.Copy(c.out, master) // EIO once every holder of the slave is gone
 	}()
 	return nil
 }
@@ -114,18 +125,14 @@ func (c *Console) relay(f *os.File, input bool) (*os.File, error) {
 	return w, nil
 }
 
-// Started is called once the sandbox holds the command's stdio: the
-// console's copies of the sandbox-side descriptors are closed, so that the
-// relay sees end-of-file when the command is gone.
+// Started is called once init holds its stdio: the console's copies of the
+// sandbox-side pipe ends are closed, so that the relay sees end-of-file when
+// the command is gone.
 func (c *Console) Started() {
-	if c.started {
+	if c.started || c.TTY {
 		return
 	}
 	c.started = true
-	if c.TTY {
-		c.Stdin.Close()
-		return
-	}
 	for _, f := range []*os.File{c.Stdin, c.Stdout, c.Stderr} {
 		for i, cl := range c.closers {
 			if cl == f {

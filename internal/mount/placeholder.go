@@ -90,11 +90,14 @@ func realDirUnder(dir, root string) bool {
 
 func createPlaceholder(p string, dir bool) (Placeholder, error) {
 	if dir {
-		if err := os.Mkdir(p, 0o555); err != nil {
+		// Writable for the user outside (an editor may want it while the
+		// sandbox runs; a placeholder given content is left in place), and
+		// read-only inside, where it is a read-only bind.
+		if err := os.Mkdir(p, 0o755); err != nil {
 			return Placeholder{}, err
 		}
 	} else {
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o444)
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return Placeholder{}, err
 		}

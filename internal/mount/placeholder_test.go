@@ -31,7 +31,7 @@ func TestPlaceholders(t *testing.T) {
 	if b, err := os.ReadFile(wd + "/.mcp.json"); err != nil || string(b) != "{}\n" {
 		t.Errorf(".mcp.json placeholder = %q, %v; want valid empty JSON", b, err)
 	}
-	if fi, err := os.Stat(wd + "/CLAUDE.md"); err != nil || fi.Size() != 0 || fi.Mode().Perm() != 0o444 {
+	if fi, err := os.Stat(wd + "/CLAUDE.md"); err != nil || fi.Size() != 0 || fi.Mode().Perm() != 0o644 {
 		t.Errorf("CLAUDE.md placeholder: %v %v", fi, err)
 	}
 	// The plan protects them now.

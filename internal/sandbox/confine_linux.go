@@ -25,7 +25,7 @@ import (
 //
 // It must run on init's main (locked) thread: capabilities are per-thread,
 // and the command is forked from this one.
-func confineAndStart(spec ExecSpec) (int, error) {
+func confineAndStart(spec ExecSpec, stdio []uintptr) (int, error) {
 	if len(spec.Argv) == 0 {
 		return 0, &StepError{Step: "exec", Msg: "no command", Code: ExitSetup}
 	}
@@ -64,7 +64,8 @@ func confineAndStart(spec ExecSpec) (int, error) {
 	if err := landlock.Restrict(spec.Landlock); err != nil {
 		return 0, stepError("landlock", err, ExitSetup)
 	}
-	// 6. File descriptors: ForkExec below hands the command 0, 1 and 2;
+	// 6. File descriptors: ForkExec below hands the command its stdio as 0,
+	// 1 and 2;
 	// every other descriptor init holds, including any it inherited, is
 	// marked close-on-exec (closing them would pull the Go runtime's own
 	// descriptors from under it).
@@ -84,7 +85,7 @@ func confineAndStart(spec ExecSpec) (int, error) {
 	pid, err := syscall.ForkExec(path, spec.Argv, &syscall.ProcAttr{
 		Dir:   spec.Cwd,
 		Env:   spec.Env,
-		Files: []uintptr{0, 1, 2},
+		Files: stdio,
 		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: spec.TTY, Ctty: 0},
 	})
 	if err != nil {

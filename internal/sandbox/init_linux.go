@@ -39,10 +39,11 @@ func initMain() int {
 	if err := readSpec(&spec); err != nil {
 		return fail(stepError("spec", fmt.Errorf("reading spec: %w", err), ExitSetup))
 	}
-	if err := setup(spec); err != nil {
+	stdio, err := setup(spec)
+	if err != nil {
 		return fail(stepError("init", err, ExitSetup))
 	}
-	pid, err := confineAndStart(spec.Exec)
+	pid, err := confineAndStart(spec.Exec, stdio)
 	if err != nil {
 		return fail(stepError("exec", err, ExitSetup))
 	}
@@ -79,26 +80,62 @@ func fail(e *StepError) int {
 	return e.Code
 }
 
-// setup builds the sandbox's network and filesystem and enters its cgroup
-// namespace: DESIGN §3 steps 1 and 2.
-func setup(spec Spec) error {
+// setup builds the sandbox's network and filesystem, opens the command's
+// terminal when it has one, and enters its cgroup namespace: DESIGN §3 steps
+// 1 and 2. It returns the command's stdio descriptors.
+func setup(spec Spec) ([]uintptr, error) {
 	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
-		return stepError("hostname", os.NewSyscallError("sethostname", err), ExitSetup)
+		return nil, stepError("hostname", os.NewSyscallError("sethostname", err), ExitSetup)
 	}
 	if err := netns.LoopbackUp(); err != nil {
-		return stepError("network", err, ExitSetup)
+		return nil, stepError("network", err, ExitSetup)
 	}
 	if err := mount.Setup(spec.Plan, initStagingBase); err != nil {
-		return stepError("mount", err, ExitSetup)
+		return nil, stepError("mount", err, ExitSetup)
+	}
+	stdio := []uintptr{0, 1, 2}
+	if spec.Exec.TTY {
+		slave, err := openPTY()
+		if err != nil {
+			return nil, stepError("terminal", err, ExitSetup)
+		}
+		stdio = []uintptr{uintptr(slave), uintptr(slave), uintptr(slave)}
 	}
 	if err := waitPlaced(); err != nil {
-		return stepError("cgroup", err, ExitSetup)
+		return nil, stepError("cgroup", err, ExitSetup)
 	}
 	// Now in the sandbox's cgroup: a cgroup namespace made now is rooted there.
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-		return stepError("cgroup namespace", os.NewSyscallError("unshare", err), ExitSetup)
+		return nil, stepError("cgroup namespace", os.NewSyscallError("unshare", err), ExitSetup)
 	}
-	return nil
+	return stdio, nil
+}
+
+// openPTY opens a pseudo-terminal in the sandbox's own devpts, sends its
+// master to the supervisor and returns the slave. Inside, the command's
+// terminal is then /dev/pts/0 of a device that exists there; the user's
+// terminal never enters the sandbox.
+func openPTY() (int, error) {
+	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("open /dev/ptmx", err)
+	}
+	defer unix.Close(master)
+	if err := unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err != nil {
+		return -1, os.NewSyscallError("unlockpt", err)
+	}
+	// TIOCGPTPEER opens the slave through the master, not by path: nothing
+	// can swap the device node in between.
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(master), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	if errno != 0 {
+		return -1, os.NewSyscallError("ioctl TIOCGPTPEER", errno)
+	}
+	slave := int(r)
+	if err := unix.Sendmsg(syncFD, []byte{msgPTY}, unix.UnixRights(master), nil, 0); err != nil {
+		unix.Close(slave)
+		return -1, os.NewSyscallError("sendmsg", err)
+	}
+	return slave, nil
 }
 
 // waitPlaced blocks until the supervisor says init is in its cgroup.

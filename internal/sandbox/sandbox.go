@@ -7,6 +7,7 @@
 //	   │ clone(CLONE_NEW*) ─────────▶ │
 //	   │ spec (fd 3) ───────────────▶ │ hostname, lo up, build the root,
 //	   │ cgroup: add init's pid       │ pivot_root
+//	   │ ◀── pty master (fd 4) ────── │ (with a terminal: /dev/ptmx inside)
 //	   │ "placed" (fd 4) ───────────▶ │ unshare(CLONE_NEWCGROUP)
 //	   │                              │ no_new_privs, Landlock, drop caps,
 //	   │                              │ seccomp (all threads)
@@ -44,6 +45,7 @@ const (
 	initStagingBase = "/tmp"
 	msgPlaced       = 'P' // supervisor → init: you are in your cgroup
 	msgQuiet        = 'Q' // init → supervisor: every process but init is gone
+	msgPTY          = 'T' // init → supervisor: the master of the command's pty (SCM_RIGHTS)
 )
 
 // Spec is everything init needs to build the sandbox and start the command.

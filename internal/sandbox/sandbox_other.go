@@ -15,6 +15,7 @@ type Options struct {
 	Stdin, Stdout, Stderr *os.File
 	OnStart               func(pid int) error
 	OnQuiet               func()
+	OnPTY                 func(master *os.File) error
 }
 
 // Run returns ErrNotSupported.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,10 @@ type Options struct {
 	// from then on nothing inside can act, and host-side cleanup may start
 	// while the kernel tears the namespaces down.
 	OnQuiet func()
+	// OnPTY receives the master of the command's pseudo-terminal, which
+	// init opens inside when the spec asks for a terminal. The command
+	// starts after OnPTY returns, so the terminal's size can be set first.
+	OnPTY func(master *os.File) error
 }
 
 // cloneFlags are the namespaces of every sandbox but the cgroup one, which
@@ -49,6 +54,7 @@ type Sandbox struct {
 	sync  *os.File
 	msg   chan *StepError
 	sigs  chan os.Signal
+	read  sync.Once
 }
 
 // Start clones init into new namespaces. It needs nothing from the spec, so
@@ -119,7 +125,6 @@ func Start(opt Options) (*Sandbox, error) {
 			s.cmd.Process.Signal(sig)
 		}
 	}()
-	go s.readSync()
 	return s, nil
 }
 
@@ -166,6 +171,21 @@ func (s *Sandbox) Send(spec Spec) error {
 			return err
 		}
 	}
+	if spec.Exec.TTY {
+		master, err := s.receivePTY()
+		if err != nil {
+			return err
+		}
+		if s.opt.OnPTY != nil {
+			if err := s.opt.OnPTY(master); err != nil {
+				master.Close()
+				return err
+			}
+		} else {
+			master.Close()
+		}
+	}
+	s.read.Do(func() { go s.readSync() })
 	if _, err := s.sync.Write([]byte{msgPlaced}); err != nil {
 		return fmt.Errorf("starting sandbox init: %w", err)
 	}
@@ -173,6 +193,34 @@ func (s *Sandbox) Send(spec Spec) error {
 		return fmt.Errorf("sending spec to sandbox init: %w", err)
 	}
 	return nil
+}
+
+// receivePTY reads init's msgPTY and the descriptor it carries, or the
+// StepError init sent instead.
+func (s *Sandbox) receivePTY() (*os.File, error) {
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(s.sync.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("receiving the sandbox's terminal: %w", os.NewSyscallError("recvmsg", err))
+	}
+	if n == 1 && buf[0] == msgPTY {
+		cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err == nil && len(cmsgs) == 1 {
+			if fds, err := unix.ParseUnixRights(&cmsgs[0]); err == nil && len(fds) == 1 {
+				return os.NewFile(uintptr(fds[0]), "pty-master"), nil
+			}
+		}
+		return nil, errors.New("receiving the sandbox's terminal: no descriptor came with it")
+	}
+	if n == 0 {
+		return nil, errors.New("sandbox init exited before opening the terminal")
+	}
+	e := &StepError{}
+	if json.Unmarshal(buf[:n], e) != nil {
+		e = &StepError{Step: "init", Msg: string(buf[:n]), Code: ExitSetup}
+	}
+	return nil, e
 }
 
 // Kill stops a sandbox that will not get (or did not take) its spec.
@@ -188,6 +236,7 @@ func (s *Sandbox) Wait() (int, error) {
 	defer s.sync.Close()
 	defer signal.Stop(s.sigs)
 	s.specW.Close()
+	s.read.Do(func() { go s.readSync() })
 	werr := s.cmd.Wait()
 	code := s.cmd.ProcessState.ExitCode()
 	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
