@@ -46,17 +46,12 @@ func (c *doctorCmd) Run() error {
 		add(check{name: "seccomp", ok: true, detail: "filter mode available"})
 	}
 	r, home, err := c.resolve()
+	var e *enforcement
 	if err != nil {
 		add(check{name: "policy", detail: err.Error(), fix: "correct the setting named above"})
 	} else {
-		rep := cgroup.Probe(limitsOf(r))
-		for _, e := range rep.Enforced {
-			add(check{name: "limits", ok: true, detail: e})
-		}
-		for _, p := range rep.NotEnforced {
-			add(check{name: "limits", ok: true, detail: p.Limit + " NOT enforced: " + p.Reason, fix: p.Fix})
-		}
-		_ = home
+		en := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
+		e = &en
 	}
 	if err := sandbox.Smoke(); err != nil {
 		add(check{name: "sandbox", detail: "starting /bin/true: " + err.Error(), fix: "see the failing check above"})
@@ -75,6 +70,10 @@ func (c *doctorCmd) Run() error {
 		if ch.fix != "" {
 			fmt.Printf("      %-16s fix: %s\n", "", ch.fix)
 		}
+	}
+	if e != nil {
+		fmt.Println()
+		e.print(os.Stdout)
 	}
 	if failed > 0 {
 		fmt.Printf("\nstockade cannot run on this machine: %d check(s) failed.\n", failed)

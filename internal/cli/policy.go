@@ -36,19 +36,6 @@ func (c *policyShowCmd) Run() error {
 	}
 	fmt.Print(r.Text())
 	fmt.Println()
-	fmt.Println("enforcement on this machine:")
-	for _, l := range e.Layers {
-		state := "on "
-		if !l.Active {
-			state = "OFF"
-		}
-		fmt.Printf("  %s  %-13s %s\n", state, l.Name, l.Detail)
-	}
-	for _, d := range e.Downgrades {
-		fmt.Printf("  warning: %s\n", d)
-	}
-	for _, w := range e.Loosenings {
-		fmt.Printf("  LOOSENED: %s\n", w)
-	}
+	e.print(os.Stdout)
 	return nil
 }

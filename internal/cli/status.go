@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -97,4 +98,23 @@ func (e enforcement) line() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// print writes the layers one per line, then every downgrade and loosening:
+// the same list policy show and doctor print, and run sums up in one line.
+func (e enforcement) print(w io.Writer) {
+	fmt.Fprintln(w, "enforcement on this machine:")
+	for _, l := range e.Layers {
+		state := "on "
+		if !l.Active {
+			state = "OFF"
+		}
+		fmt.Fprintf(w, "  %s  %-13s %s\n", state, l.Name, l.Detail)
+	}
+	for _, d := range e.Downgrades {
+		fmt.Fprintf(w, "  warning: %s\n", d)
+	}
+	for _, l := range e.Loosenings {
+		fmt.Fprintf(w, "  LOOSENED: %s\n", l)
+	}
 }

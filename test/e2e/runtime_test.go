@@ -195,3 +195,32 @@ func processWithArg0(arg0 string) bool {
 	}
 	return false
 }
+
+// TestLimits: a limit is enforced, or stockade says it is not.
+func TestLimits(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	alloc := []string{"python3", "-c", "b = bytearray(300 << 20); print('survived')"}
+	r := e.run("", nil, append([]string{"run", "--memory", "64m", "--"}, alloc...)...)
+	switch {
+	case strings.Contains(r.stderr, "memory limit NOT enforced"):
+		if os.Getuid() == 0 {
+			t.Errorf("root on this machine should get a memory cgroup:\n%s", r.stderr)
+		}
+		if r.code != 0 {
+			t.Errorf("unenforced limit, yet the allocation failed (%d):\n%s", r.code, r.stderr)
+		}
+	case r.code != 137 || strings.Contains(r.stdout, "survived"):
+		t.Errorf("a 300 MiB allocation under --memory 64m: exit %d, stdout %q; want 137 (OOM kill)\n%s", r.code, r.stdout, r.stderr)
+	}
+	// 30 forks under a limit of 20 tasks: some must fail with EAGAIN.
+	forks := "import os, time\nok = fail = 0\nfor i in range(30):\n    try:\n        pid = os.fork()\n    except OSError:\n        fail += 1\n        continue\n    if pid == 0:\n        time.sleep(2)\n        os._exit(0)\n    ok += 1\nprint(ok, fail)\n"
+	r = e.run("", nil, "run", "--pids", "20", "--", "python3", "-c", forks)
+	var ok, failed int
+	if _, err := fmt.Sscan(r.stdout, &ok, &failed); err != nil || r.code != 0 {
+		t.Fatalf("exit %d, stdout %q: %s", r.code, r.stdout, r.stderr)
+	}
+	if failed == 0 || ok >= 20 {
+		t.Errorf("under --pids 20: %d forks succeeded, %d failed; want some refused\n%s", ok, failed, r.stderr)
+	}
+}
