@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/console"
 	"github.com/stockade-dev/stockade/internal/environ"
+	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
-	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
-	"github.com/stockade-dev/stockade/internal/sandbox"
 )
 
 type runCmd struct {
@@ -56,84 +53,28 @@ func (c *runCmd) Run() error {
 }
 
 func (c *runCmd) run() error {
-	argv := c.Command
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		return errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")
-	}
-	r, home, err := c.resolve()
+	j, r, home, err := c.job()
 	if err != nil {
 		return err
 	}
-	p := r.Policy
-	if err := landlock.CheckABI(landlock.ABI()); err != nil {
-		return fmt.Errorf("refusing to start: %w", err)
-	}
-	if home == "" {
-		return errors.New("cannot find your home directory; set HOME to an absolute path")
-	}
-	id, err := newID()
-	if err != nil {
-		return err
-	}
-	homeSource := filepath.Join(dataHome(home), "stockade", "home", "run")
-	if err := os.MkdirAll(homeSource, 0o700); err != nil {
-		return fmt.Errorf("creating the sandbox HOME %s: %w", homeSource, err)
-	}
-	env, _ := environ.Build(os.Environ(), p.Env, map[string]string{
-		"HOME": home, "TMPDIR": "/tmp", "STOCKADE_SANDBOX": "1", "STOCKADE_ID": id,
-	})
-
-	cg, report, err := cgroup.New("stockade-"+id, limitsOf(r))
+	log := newLogger(j.Policy.LogLevel)
+	cg, report, err := cgroup.New("stockade-"+j.ID, limitsOf(r))
 	if err != nil {
 		return fmt.Errorf("setting up resource limits: %w", err)
 	}
 	defer cg.Close()
-	log := newLogger(p.LogLevel)
-	e := enforcementOf(r, home, report)
-	log.status("sandbox %s: %s", id, e.line())
-	for _, w := range e.Downgrades {
-		log.warn("%s", w)
-	}
-	for _, w := range e.Loosenings {
-		log.loosening("%s", w)
-	}
+	printStatus(log, j.ID, enforcementOf(r, home, report))
 
 	con, err := console.Open(os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		return fmt.Errorf("setting up the terminal: %w", err)
 	}
 	defer con.Close()
-	// Placeholders and the plan are made while init is cloned and its
-	// runtime starts; init waits for the plan.
-	prep := make(chan *prepared, 1)
-	go func() { prep <- prepare(r, home, homeSource, id, argv, env, con.TTY, log) }()
-	var ready atomic.Pointer[prepared]
-	sb, err := sandbox.Start(sandbox.Options{
+	code, err := job.Run(j, job.Hooks{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
-		OnStart: cg.Add,
-		OnPTY:   con.Attach,
-		OnQuiet: func() { ready.Load().removeSoon() },
+		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, OnStarted: con.Started,
+		Warn: log.warn, Debug: log.debugJSON,
 	})
-	pr := <-prep
-	ready.Store(pr)
-	defer pr.cleanup()
-	if err != nil {
-		return err
-	}
-	con.Started()
-	if pr.err != nil {
-		sb.Kill()
-		return pr.err
-	}
-	log.debugJSON("mount plan", pr.spec.Plan)
-	if err := sb.Send(pr.spec); err != nil {
-		sb.Kill()
-		return err
-	}
-	code, err := sb.Wait()
 	con.Close()
 	if err != nil {
 		log.error("%v", err)
@@ -141,70 +82,50 @@ func (c *runCmd) run() error {
 	return exitError{code}
 }
 
-// prepared is what run makes on the host while init starts: the
-// placeholders that protect missing paths, and the plan.
-type prepared struct {
-	spec         sandbox.Spec
-	err          error
-	placeholders []mount.Placeholder
-	missing      []mount.MissingPath
-	forget       func()
-	log          logger
-	removed      chan error
-	once         sync.Once
-}
-
-func prepare(r policy.Resolved, home, homeSource, id string, argv, env []string, tty bool, log logger) *prepared {
-	p := r.Policy
-	pr := &prepared{log: log, forget: func() {}, removed: make(chan error, 1)}
-	// Placeholders a killed stockade could not remove are removed now.
-	records := filepath.Join(stateHome(home), "stockade", "placeholders")
-	if err := mount.Sweep(records); err != nil {
-		log.warn("%v", err)
+// job resolves the policy and everything else a run needs into a Job.
+func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
+	argv := c.Command
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
 	}
-	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
-	if pr.placeholders, pr.err = mount.CreatePlaceholders(mcfg); pr.err != nil {
-		return pr
+	if len(argv) == 0 {
+		return job.Job{}, policy.Resolved{}, "", errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")
 	}
-	if pr.forget, pr.err = mount.SaveRecord(records, id, pr.placeholders); pr.err != nil {
-		mount.RemovePlaceholders(pr.placeholders)
-		pr.placeholders, pr.forget = nil, func() {}
-		return pr
+	r, home, err := c.resolve()
+	if err != nil {
+		return job.Job{}, r, "", err
 	}
-	pr.missing = mount.Missing(mcfg)
-	pr.spec, pr.err = sandbox.NewSpec(sandbox.Config{
-		ID: id, Workdir: p.Workdir, Home: home, HomeSource: homeSource,
-		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
-		Argv: argv, Env: env, TTY: tty, MaxProcs: pidsOf(r).rlimit,
-	}, mount.OS{})
-	return pr
-}
-
-// removeSoon starts removing the placeholders. It is called once no process
-// of the sandbox is left (init says so before it exits), or at cleanup.
-func (pr *prepared) removeSoon() {
-	pr.once.Do(func() {
-		go func() { pr.removed <- mount.RemovePlaceholders(pr.placeholders) }()
+	if err := landlock.CheckABI(landlock.ABI()); err != nil {
+		return job.Job{}, r, "", fmt.Errorf("refusing to start: %w", err)
+	}
+	if home == "" {
+		return job.Job{}, r, "", errors.New("cannot find your home directory; set HOME to an absolute path")
+	}
+	id, err := newID()
+	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	homeSource := filepath.Join(dataHome(home), "stockade", "home", "run")
+	if err := os.MkdirAll(homeSource, 0o700); err != nil {
+		return job.Job{}, r, "", fmt.Errorf("creating the sandbox HOME %s: %w", homeSource, err)
+	}
+	env, _ := environ.Build(os.Environ(), r.Policy.Env, map[string]string{
+		"HOME": home, "TMPDIR": "/tmp", "STOCKADE_SANDBOX": "1", "STOCKADE_ID": id,
 	})
+	return job.Job{
+		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
+		Home: home, HomeSource: homeSource, Records: job.RecordsDir(stateHome(home)),
+		Argv: argv, Env: env,
+	}, r, home, nil
 }
 
-// cleanup removes the placeholders (if that has not started already) and
-// warns about protected paths the command created where none could be made.
-// It runs only after the sandbox is gone.
-func (pr *prepared) cleanup() {
-	pr.removeSoon()
-	if err := <-pr.removed; err != nil {
-		pr.log.warn("%v", err)
+// printStatus prints the start line, then every downgrade and loosening.
+func printStatus(log logger, id string, e enforcement) {
+	log.status("sandbox %s: %s", id, e.line())
+	for _, w := range e.Downgrades {
+		log.warn("%s", w)
 	}
-	pr.forget()
-	for _, m := range pr.missing {
-		if exists(m.Path) {
-			pr.log.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)
-		}
+	for _, w := range e.Loosenings {
+		log.loosening("%s", w)
 	}
-}
-
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
 }

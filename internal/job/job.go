@@ -1,0 +1,146 @@
+// Package job runs one sandboxed command from a resolved policy: it protects
+// missing paths with placeholders, plans the filesystem view, starts init,
+// hands it the plan and waits. The foreground `stockade run` and a session's
+// detached supervisor both run their commands through it; a Job is plain data
+// so that a launcher can pass it to a supervisor process.
+package job
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stockade-dev/stockade/internal/mount"
+	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/sandbox"
+)
+
+// Job is one command to run in a sandbox, with everything resolved.
+type Job struct {
+	ID         string        `json:"id"`
+	Policy     policy.Policy `json:"policy"`
+	MaxProcs   int64         `json:"max_procs,omitempty"` // RLIMIT_NPROC, see sandbox.ExecSpec
+	Home       string        `json:"home"`                // $HOME inside (the user's path)
+	HomeSource string        `json:"home_source"`         // the persistent sandbox HOME
+	Records    string        `json:"records"`             // where placeholder records live
+	Argv       []string      `json:"argv"`
+	Env        []string      `json:"env"`
+}
+
+// Hooks connect a run to its terminal, its cgroup and its log.
+type Hooks struct {
+	Stdin, Stdout, Stderr *os.File
+	TTY                   bool                        // the command gets a pty opened inside
+	OnPTY                 func(master *os.File) error // receives its master
+	OnStart               func(pid int) error         // cgroup placement of init
+	OnStarted             func()                      // init holds its stdio
+	Warn                  func(format string, args ...any)
+	Debug                 func(what string, v any)
+}
+
+// Run runs j once and returns the command's exit status. Init is cloned
+// first; placeholders and the plan are made while its runtime starts.
+// Whatever Run returns, the sandbox is gone and the placeholders with it.
+func Run(j Job, h Hooks) (int, error) {
+	if h.Warn == nil {
+		h.Warn = func(string, ...any) {}
+	}
+	prep := make(chan *prepared, 1)
+	go func() { prep <- prepare(j, h) }()
+	var ready atomic.Pointer[prepared]
+	sb, err := sandbox.Start(sandbox.Options{
+		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
+		OnStart: h.OnStart,
+		OnPTY:   h.OnPTY,
+		OnQuiet: func() { ready.Load().removeSoon() },
+	})
+	pr := <-prep
+	ready.Store(pr)
+	defer pr.cleanup()
+	if err != nil {
+		return sandbox.ExitSetup, err
+	}
+	if h.OnStarted != nil {
+		h.OnStarted()
+	}
+	if pr.err != nil {
+		sb.Kill()
+		return sandbox.ExitSetup, pr.err
+	}
+	if h.Debug != nil {
+		h.Debug("mount plan", pr.spec.Plan)
+	}
+	if err := sb.Send(pr.spec); err != nil {
+		sb.Kill()
+		return sandbox.ExitSetup, err
+	}
+	return sb.Wait()
+}
+
+// prepared is what Run makes on the host while init starts: the
+// placeholders that protect missing paths, and the plan.
+type prepared struct {
+	spec         sandbox.Spec
+	err          error
+	placeholders []mount.Placeholder
+	missing      []mount.MissingPath
+	forget       func()
+	warn         func(string, ...any)
+	removed      chan error
+	once         sync.Once
+}
+
+func prepare(j Job, h Hooks) *prepared {
+	p := j.Policy
+	pr := &prepared{warn: h.Warn, forget: func() {}, removed: make(chan error, 1)}
+	// Placeholders a killed stockade could not remove are removed now.
+	if err := mount.Sweep(j.Records); err != nil {
+		h.Warn("%v", err)
+	}
+	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
+	if pr.placeholders, pr.err = mount.CreatePlaceholders(mcfg); pr.err != nil {
+		return pr
+	}
+	if pr.forget, pr.err = mount.SaveRecord(j.Records, j.ID, pr.placeholders); pr.err != nil {
+		mount.RemovePlaceholders(pr.placeholders)
+		pr.placeholders, pr.forget = nil, func() {}
+		return pr
+	}
+	pr.missing = mount.Missing(mcfg)
+	pr.spec, pr.err = sandbox.NewSpec(sandbox.Config{
+		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
+		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
+		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
+	}, mount.OS{})
+	return pr
+}
+
+// removeSoon starts removing the placeholders. It is called once no process
+// of the sandbox is left (init says so before it exits), or at cleanup.
+func (pr *prepared) removeSoon() {
+	pr.once.Do(func() {
+		go func() { pr.removed <- mount.RemovePlaceholders(pr.placeholders) }()
+	})
+}
+
+// cleanup removes the placeholders (if that has not started already) and
+// warns about protected paths the command created where none could be made.
+// It runs only after the sandbox is gone.
+func (pr *prepared) cleanup() {
+	pr.removeSoon()
+	if err := <-pr.removed; err != nil {
+		pr.warn("%v", err)
+	}
+	pr.forget()
+	for _, m := range pr.missing {
+		if _, err := os.Lstat(m.Path); err == nil {
+			pr.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)
+		}
+	}
+}
+
+// RecordsDir is where placeholder records of a user live.
+func RecordsDir(stateHome string) string {
+	return filepath.Join(stateHome, "stockade", "placeholders")
+}
