@@ -12,13 +12,19 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	_ "github.com/stockade-dev/stockade/internal/session" // registers the supervisor entry point
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "dev"
 
 type root struct {
-	Run     runCmd     `cmd:"" help:"Run a command in the sandbox, in the foreground."`
+	Run     runCmd     `cmd:"" help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
+	List    listCmd    `cmd:"" help:"List sessions."`
+	Attach  attachCmd  `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
+	Stop    stopCmd    `cmd:"" help:"Stop a session."`
+	Delete  deleteCmd  `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
+	Prune   pruneCmd   `cmd:"" help:"Remove stopped sessions and their audit logs."`
 	Doctor  doctorCmd  `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
 	Policy  policyCmd  `cmd:"" help:"Inspect the effective policy."`
 	Version versionCmd `cmd:"" help:"Print the version."`

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/term"
+
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/console"
 	"github.com/stockade-dev/stockade/internal/environ"
@@ -18,7 +20,9 @@ import (
 
 type runCmd struct {
 	policyFlags
-	Command []string `arg:"" passthrough:"partial" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
+	Detach   bool     `short:"d" help:"Start a session in the background and print its ID."`
+	Tripwire bool     `help:"Stop the session if a protected or masked host path changes (sessions only)."`
+	Command  []string `arg:"" passthrough:"partial" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
 }
 
 func (c *runCmd) Help() string {
@@ -58,6 +62,9 @@ func (c *runCmd) run() error {
 		return err
 	}
 	log := newLogger(j.Policy.LogLevel)
+	if c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
+		return c.session(j, r, home, log)
+	}
 	cg, report, err := cgroup.New("stockade-"+j.ID, limitsOf(r))
 	if err != nil {
 		return fmt.Errorf("setting up resource limits: %w", err)

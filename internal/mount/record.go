@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
+
+	"github.com/stockade-dev/stockade/internal/proc"
 )
 
 // A record lists the placeholders of one running sandbox with the process
@@ -28,7 +28,7 @@ func SaveRecord(dir, id string, ps []Placeholder) (func(), error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	b, err := json.Marshal(record{PID: os.Getpid(), Start: startTime(os.Getpid()), Placeholders: ps})
+	b, err := json.Marshal(record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps})
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func Sweep(dir string) error {
 			os.Remove(p)
 			continue
 		}
-		if r.PID > 0 && startTime(r.PID) == r.Start {
+		if proc.Alive(r.PID, r.Start) {
 			continue // still running
 		}
 		if err := RemovePlaceholders(r.Placeholders); err != nil {
@@ -70,22 +70,4 @@ func Sweep(dir string) error {
 		os.Remove(p)
 	}
 	return errors.Join(errs...)
-}
-
-// startTime is field 22 of /proc/PID/stat, or "" if there is no such process.
-func startTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	// The command name (field 2) may contain spaces; fields are counted after it.
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s)
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19]
 }

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/session"
+)
+
+// session starts j as a session with a detached supervisor; with -d it
+// prints the ID, otherwise it attaches until the user detaches or the
+// session ends.
+func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) error {
+	store := session.NewStore(stateHome(home))
+	printStatus(log, j.ID, enforcementOf(r, home, cgroup.Probe(limitsOf(r))))
+	err := session.Launch(session.Config{
+		Store: store, ID: j.ID, Job: j, Limits: limitsOf(r), Tripwire: c.Tripwire,
+	}, session.Session{
+		Command: j.Argv, Workdir: j.Policy.Workdir, Tripwire: c.Tripwire,
+		Loosening: r.Warnings(home, os.Getuid()),
+	})
+	if err != nil {
+		return err
+	}
+	if c.Detach {
+		fmt.Println(j.ID)
+		return nil
+	}
+	return attachTo(store, j.ID)
+}
+
+// attachTo attaches the terminal and turns the outcome into an exit status.
+func attachTo(store session.Store, id string) error {
+	code, detached, err := session.Attach(store, id, os.Stdin, os.Stdout)
+	if err != nil {
+		return err
+	}
+	if detached {
+		fmt.Fprintf(os.Stderr, "\r\nstockade: detached from session %s; re-attach with: stockade attach -s %s\r\n", id, id)
+		return nil
+	}
+	return exitError{code}
+}
+
+// sessionFlag is the -s flag of the session commands.
+type sessionFlag struct {
+	Session string `short:"s" required:"" help:"Session ID, or an unambiguous prefix of one." placeholder:"ID"`
+}
+
+func (f sessionFlag) resolve() (session.Store, string, error) {
+	home := realHome()
+	if home == "" {
+		return session.Store{}, "", fmt.Errorf("cannot find your home directory; set HOME to an absolute path")
+	}
+	store := session.NewStore(stateHome(home))
+	id, err := store.Resolve(f.Session)
+	return store, id, err
+}
+
+type attachCmd struct {
+	sessionFlag
+}
+
+func (c *attachCmd) Help() string {
+	return "Attaches this terminal to a running session. ctrl-] detaches again; the session keeps running."
+}
+
+func (c *attachCmd) Run() error {
+	store, id, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	return attachTo(store, id)
+}
+
+type stopCmd struct {
+	sessionFlag
+	Timeout time.Duration `default:"20s" help:"How long to wait for the session to end."`
+}
+
+func (c *stopCmd) Help() string {
+	return "Stops a session: SIGTERM to the command, SIGKILL to the whole sandbox after 10 seconds."
+}
+
+func (c *stopCmd) Run() error {
+	store, id, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	sess, err := session.Stop(store, id, c.Timeout)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s %s\n", id, sess.State)
+	return nil
+}
+
+type deleteCmd struct {
+	sessionFlag
+}
+
+func (c *deleteCmd) Help() string {
+	return "Removes a stopped session's state. Its audit log is kept until 'stockade prune'."
+}
+
+func (c *deleteCmd) Run() error {
+	store, id, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	return store.Delete(id)
+}
+
+type pruneCmd struct{}
+
+func (c *pruneCmd) Help() string {
+	return "Removes every session that is not running, and its audit log."
+}
+
+func (c *pruneCmd) Run() error {
+	home := realHome()
+	gone, err := session.NewStore(stateHome(home)).Prune()
+	for _, id := range gone {
+		fmt.Println("removed", id)
+	}
+	return err
+}

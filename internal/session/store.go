@@ -1,0 +1,269 @@
+// Package session runs sandboxed commands as sessions: a detached supervisor
+// per session holds the command's terminal, restarts it when it crashes,
+// serves attach/stop/status on a control socket, and records what happens in
+// the session's audit log. Session state lives under
+// $XDG_STATE_HOME/stockade: sessions/<id>/ (session.json, the control socket,
+// the supervisor's own output) and audit/<id>.jsonl, which outlives the
+// session directory until `stockade prune`.
+//
+// State is written atomically (a temporary file renamed over session.json)
+// under an flock of the session's lock file, so two stockade processes that
+// race on one session never leave it half-written. Whether a session's
+// supervisor still runs is judged by its PID and start time, never by the
+// state file alone: a supervisor killed with SIGKILL leaves "running" behind,
+// and list shows it as dead.
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/proc"
+)
+
+// State is where a session is in its life.
+type State string
+
+const (
+	Starting   State = "starting"
+	Running    State = "running"
+	Restarting State = "restarting"
+	Exited     State = "exited"  // the command exited with status 0
+	Stopped    State = "stopped" // stopped on request
+	Failed     State = "failed"  // crashed too often, or the sandbox could not start
+	Dead       State = "dead"    // the supervisor is gone without saying so (derived)
+)
+
+// Session is the content of session.json.
+type Session struct {
+	V         int        `json:"v"`
+	ID        string     `json:"id"`
+	Command   []string   `json:"command"`
+	Workdir   string     `json:"workdir"`
+	State     State      `json:"state"`
+	Started   time.Time  `json:"started"`
+	Ended     *time.Time `json:"ended,omitempty"`
+	PID       int        `json:"pid"`       // the supervisor
+	PIDStart  string     `json:"pid_start"` // its start time, see proc.StartTime
+	InitPID   int        `json:"init_pid,omitempty"`
+	ExitCode  *int       `json:"exit_code,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	Restarts  int        `json:"restarts"`
+	Tripwire  bool       `json:"tripwire,omitempty"`
+	Loosening []string   `json:"loosening,omitempty"`
+}
+
+// Active reports whether the session's supervisor is (still) running.
+func (s Session) Active() bool {
+	switch s.State {
+	case Starting, Running, Restarting:
+		return proc.Alive(s.PID, s.PIDStart)
+	}
+	return false
+}
+
+// Effective is the state to show: Dead when the file says the session is
+// live but its supervisor is gone.
+func (s Session) Effective() State {
+	switch s.State {
+	case Starting, Running, Restarting:
+		if !proc.Alive(s.PID, s.PIDStart) {
+			return Dead
+		}
+	}
+	return s.State
+}
+
+// Store is the state directory of one user.
+type Store struct{ Root string }
+
+// NewStore returns the store under stateHome ($XDG_STATE_HOME).
+func NewStore(stateHome string) Store { return Store{Root: filepath.Join(stateHome, "stockade")} }
+
+func (s Store) sessions() string          { return filepath.Join(s.Root, "sessions") }
+func (s Store) Dir(id string) string      { return filepath.Join(s.sessions(), id) }
+func (s Store) Socket(id string) string   { return filepath.Join(s.Dir(id), "control.sock") }
+func (s Store) AuditDir() string          { return filepath.Join(s.Root, "audit") }
+func (s Store) Audit(id string) string    { return filepath.Join(s.AuditDir(), id+".jsonl") }
+func (s Store) file(id string) string     { return filepath.Join(s.Dir(id), "session.json") }
+func (s Store) lockFile(id string) string { return filepath.Join(s.Dir(id), "lock") }
+
+// Create makes the directory of a new session and writes its first state.
+// It fails if the ID exists: IDs are random, a clash is retried by the caller.
+func (s Store) Create(sess Session) error {
+	for _, d := range []string{s.sessions(), s.AuditDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	if err := os.Mkdir(s.Dir(sess.ID), 0o700); err != nil {
+		return fmt.Errorf("creating session %s: %w", sess.ID, err)
+	}
+	sess.V = 1
+	return s.write(sess)
+}
+
+// write replaces session.json atomically.
+func (s Store) write(sess Session) error {
+	b, err := json.MarshalIndent(sess, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.Dir(sess.ID), ".session-*.json")
+	if err != nil {
+		return fmt.Errorf("writing session %s: %w", sess.ID, err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing session %s: %w", sess.ID, err)
+	}
+	tmp.Close()
+	if err := os.Rename(tmp.Name(), s.file(sess.ID)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing session %s: %w", sess.ID, err)
+	}
+	return nil
+}
+
+// Load reads a session's state.
+func (s Store) Load(id string) (Session, error) {
+	b, err := os.ReadFile(s.file(id))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Session{}, fmt.Errorf("no session %s; 'stockade list --all' shows them", id)
+		}
+		return Session{}, fmt.Errorf("reading session %s: %w", id, err)
+	}
+	var sess Session
+	if err := json.Unmarshal(b, &sess); err != nil {
+		return Session{}, fmt.Errorf("reading session %s: %s is corrupt: %w", id, s.file(id), err)
+	}
+	return sess, nil
+}
+
+// Update changes a session's state under its lock.
+func (s Store) Update(id string, change func(*Session) error) error {
+	unlock, err := s.lock(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	sess, err := s.Load(id)
+	if err != nil {
+		return err
+	}
+	if err := change(&sess); err != nil {
+		return err
+	}
+	return s.write(sess)
+}
+
+func (s Store) lock(id string) (func(), error) {
+	f, err := os.OpenFile(s.lockFile(id), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking session %s: %w", id, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking session %s: %w", id, os.NewSyscallError("flock", err))
+	}
+	return func() { f.Close() }, nil
+}
+
+// List returns every session, newest first.
+func (s Store) List() ([]Session, error) {
+	ents, err := os.ReadDir(s.sessions())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	var out []Session
+	for _, e := range ents {
+		if sess, err := s.Load(e.Name()); err == nil {
+			out = append(out, sess)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}
+
+// Resolve turns an ID or an unambiguous prefix of one into the ID.
+func (s Store) Resolve(prefix string) (string, error) {
+	if prefix == "" || strings.ContainsAny(prefix, "/.") {
+		return "", fmt.Errorf("%q is not a session ID; 'stockade list' shows them", prefix)
+	}
+	ents, _ := os.ReadDir(s.sessions())
+	var found []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			if e.Name() == prefix {
+				return prefix, nil
+			}
+			found = append(found, e.Name())
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no session %s; 'stockade list --all' shows them", prefix)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("session prefix %s is ambiguous: %s; give more characters", prefix, strings.Join(found, ", "))
+}
+
+// Delete removes a session's state directory; its audit log stays.
+func (s Store) Delete(id string) error {
+	sess, err := s.Load(id)
+	if err != nil {
+		return err
+	}
+	if sess.Active() {
+		return fmt.Errorf("session %s is %s; stop it first: stockade stop -s %s", id, sess.State, id)
+	}
+	return os.RemoveAll(s.Dir(id))
+}
+
+// Prune removes every session that is not running, and its audit log. It
+// returns the IDs it removed.
+func (s Store) Prune() ([]string, error) {
+	all, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var gone []string
+	live := map[string]bool{}
+	for _, sess := range all {
+		if sess.Active() {
+			live[sess.ID] = true
+			continue
+		}
+		if err := os.RemoveAll(s.Dir(sess.ID)); err != nil {
+			return gone, fmt.Errorf("removing session %s: %w", sess.ID, err)
+		}
+		os.Remove(s.Audit(sess.ID))
+		os.Remove(s.Audit(sess.ID) + ".head")
+		gone = append(gone, sess.ID)
+	}
+	// Audit logs of sessions deleted earlier go too.
+	ents, _ := os.ReadDir(s.AuditDir())
+	for _, e := range ents {
+		id, _, _ := strings.Cut(e.Name(), ".")
+		if !live[id] {
+			if _, err := os.Stat(s.Dir(id)); errors.Is(err, os.ErrNotExist) {
+				os.Remove(filepath.Join(s.AuditDir(), e.Name()))
+			}
+		}
+	}
+	return gone, nil
+}

@@ -1,0 +1,384 @@
+package session
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/sandbox"
+)
+
+// Auditor records the session's events; see package audit.
+type Auditor interface {
+	Log(source, event string, fields map[string]any) error
+}
+
+// Config is what a supervisor is started with.
+type Config struct {
+	Store    Store         `json:"store"`
+	ID       string        `json:"id"`
+	Job      job.Job       `json:"job"`
+	Limits   cgroup.Limits `json:"limits"`
+	Tripwire bool          `json:"tripwire,omitempty"`
+}
+
+// Restart policy: a command that crashes (is killed by a signal it did not
+// get from stop: a segfault, an abort, the OOM killer) is started again after
+// a backoff that doubles from restartBase up to restartMax; after
+// maxRestarts crashes the session fails. An exit, with any status, or a stop
+// ends the session: a failing `make test` is an answer, not a crash.
+var (
+	restartBase = 500 * time.Millisecond
+	restartMax  = 15 * time.Second
+	maxRestarts = 5
+	stopGrace   = 10 * time.Second
+)
+
+const scrollback = 64 << 10 // bytes of terminal output replayed on attach
+
+// supervisor is the state of one running session.
+type supervisor struct {
+	cfg   Config
+	audit Auditor
+	ln    net.Listener
+
+	mu         sync.Mutex
+	clients    map[*client]struct{}
+	master     *os.File
+	rows, cols uint16
+	screen     []byte // the last scrollback bytes of output
+	initPID    int
+	stopping   bool
+	stop       chan struct{} // closed by the first stop request
+}
+
+// Supervise runs the session until its command is done for good. ready is
+// called once: with nil when the command first started, or with the error
+// that kept it from starting. The returned status is the command's last.
+func Supervise(cfg Config, audit Auditor, ready func(error)) int {
+	s := &supervisor{cfg: cfg, audit: audit, clients: map[*client]struct{}{}, rows: 24, cols: 80, stop: make(chan struct{})}
+	var once sync.Once
+	signalReady := func(err error) { once.Do(func() { ready(err) }) }
+
+	sock := cfg.Store.Socket(cfg.ID)
+	os.Remove(sock) // a socket left by a crashed supervisor of this same session
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		signalReady(fmt.Errorf("listening on %s: %w", sock, err))
+		return sandbox.ExitSetup
+	}
+	os.Chmod(sock, 0o600)
+	s.ln = ln
+	go s.accept()
+
+	cg, report, err := cgroup.New("stockade-"+cfg.ID, cfg.Limits)
+	if err != nil {
+		signalReady(fmt.Errorf("setting up resource limits: %w", err))
+		ln.Close()
+		return sandbox.ExitSetup
+	}
+	defer cg.Close()
+	for _, p := range report.NotEnforced {
+		s.log("warning", map[string]any{"message": p.String()})
+	}
+
+	code, reason := s.loop(cg, signalReady)
+	s.finish(code, reason)
+	return code
+}
+
+// loop runs the command, restarting it after crashes.
+func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		ready(err)
+		return sandbox.ExitSetup, err.Error()
+	}
+	defer devnull.Close()
+	backoff := restartBase
+	for attempt := 0; ; attempt++ {
+		code, err := job.Run(s.cfg.Job, job.Hooks{
+			Stdin: devnull, Stdout: devnull, Stderr: devnull, TTY: true,
+			OnPTY: s.setMaster,
+			OnStart: func(pid int) error {
+				s.mu.Lock()
+				s.initPID = pid
+				stopping := s.stopping
+				s.mu.Unlock()
+				if stopping {
+					return errors.New("session stopped")
+				}
+				if err := cg.Add(pid); err != nil {
+					return err
+				}
+				return s.cfg.Store.Update(s.cfg.ID, func(sess *Session) error {
+					sess.State, sess.InitPID, sess.Restarts = Running, pid, attempt
+					return nil
+				})
+			},
+			OnStarted: func() { ready(nil) },
+			Warn:      func(f string, a ...any) { s.log("warning", map[string]any{"message": fmt.Sprintf(f, a...)}) },
+		})
+		s.clearMaster()
+		s.mu.Lock()
+		s.initPID = 0
+		stopping := s.stopping
+		s.mu.Unlock()
+		var se *sandbox.StepError
+		switch {
+		case stopping:
+			return code, "stopped"
+		case errors.As(err, &se) || (err != nil && attempt == 0):
+			s.log("init_failure", map[string]any{"step": stepOf(err), "error": err.Error(), "status": code})
+			ready(err)
+			return code, "failed: " + err.Error()
+		case err == nil && !crashed(code):
+			return code, "exited"
+		case attempt >= maxRestarts:
+			return code, fmt.Sprintf("failed: crashed %d times, last with status %d", attempt+1, code)
+		}
+		s.log("restart", map[string]any{"status": code, "attempt": attempt + 1, "backoff_ms": backoff.Milliseconds()})
+		s.cfg.Store.Update(s.cfg.ID, func(sess *Session) error { sess.State = Restarting; return nil })
+		select {
+		case <-time.After(backoff):
+		case <-s.stop:
+			return code, "stopped"
+		}
+		backoff = min(backoff*2, restartMax)
+	}
+}
+
+// crashed reports whether status says the command was killed by a signal.
+func crashed(status int) bool {
+	return status > sandbox.ExitSignalBase && status < sandbox.ExitSignalBase+65
+}
+
+func stepOf(err error) string {
+	var se *sandbox.StepError
+	if errors.As(err, &se) {
+		return se.Step
+	}
+	return ""
+}
+
+func (s *supervisor) log(event string, fields map[string]any) {
+	if s.audit != nil {
+		s.audit.Log("supervisor", event, fields)
+	}
+}
+
+// finish records the end, tells attached clients and closes the socket.
+func (s *supervisor) finish(code int, reason string) {
+	state := Exited
+	switch {
+	case reason == "stopped":
+		state = Stopped
+	case reason != "exited":
+		state = Failed
+	}
+	now := time.Now().UTC()
+	s.cfg.Store.Update(s.cfg.ID, func(sess *Session) error {
+		sess.State, sess.Ended, sess.ExitCode, sess.Reason, sess.InitPID = state, &now, &code, reason, 0
+		return nil
+	})
+	s.log("stop", map[string]any{"reason": reason, "status": code, "state": string(state)})
+	s.ln.Close()
+	os.Remove(s.cfg.Store.Socket(s.cfg.ID))
+	s.mu.Lock()
+	clients := s.clients
+	s.clients = map[*client]struct{}{}
+	s.mu.Unlock()
+	payload := []byte(fmt.Sprintf(`{"code":%d,"reason":%q}`, code, reason))
+	for c := range clients {
+		c.send(FrameExit, payload)
+		c.close()
+	}
+	// The process exits after this: let every client get its exit frame.
+	timeout := time.After(2 * time.Second)
+	for c := range clients {
+		select {
+		case <-c.flushed:
+		case <-timeout:
+			return
+		}
+	}
+}
+
+// requestStop asks the command to end: SIGTERM to init, which forwards it;
+// SIGKILL to init after the grace period takes the whole sandbox down.
+func (s *supervisor) requestStop(by string) {
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return
+	}
+	s.stopping = true
+	close(s.stop)
+	pid := s.initPID
+	s.mu.Unlock()
+	s.log("signal", map[string]any{"signal": "SIGTERM", "by": by})
+	if pid == 0 {
+		return
+	}
+	unix.Kill(pid, unix.SIGTERM)
+	go func() {
+		time.Sleep(stopGrace)
+		s.mu.Lock()
+		still := s.initPID == pid
+		s.mu.Unlock()
+		if still {
+			s.log("signal", map[string]any{"signal": "SIGKILL", "by": "stop grace period"})
+			unix.Kill(pid, unix.SIGKILL)
+		}
+	}()
+}
+
+// setMaster takes the master of a newly started command's terminal.
+func (s *supervisor) setMaster(m *os.File) error {
+	s.mu.Lock()
+	s.master = m
+	rows, cols := s.rows, s.cols
+	s.mu.Unlock()
+	pty.Setsize(m, &pty.Winsize{Rows: rows, Cols: cols})
+	go s.pump(m)
+	return nil
+}
+
+func (s *supervisor) clearMaster() {
+	s.mu.Lock()
+	m := s.master
+	s.master = nil
+	s.mu.Unlock()
+	if m != nil {
+		m.Close()
+	}
+}
+
+// pump copies the terminal's output to the scrollback and every client.
+func (s *supervisor) pump(m *os.File) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := m.Read(buf)
+		if n > 0 {
+			out := append([]byte(nil), buf[:n]...)
+			s.mu.Lock()
+			s.screen = append(s.screen, out...)
+			if len(s.screen) > scrollback {
+				s.screen = append([]byte(nil), s.screen[len(s.screen)-scrollback:]...)
+			}
+			for c := range s.clients {
+				if !c.send(FrameOutput, out) {
+					delete(s.clients, c)
+					c.close()
+				}
+			}
+			s.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// resize sets the terminal size; the last client that resized wins.
+func (s *supervisor) resize(rows, cols uint16) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.rows, s.cols = rows, cols
+	m := s.master
+	s.mu.Unlock()
+	if m != nil {
+		pty.Setsize(m, &pty.Winsize{Rows: rows, Cols: cols})
+	}
+}
+
+func (s *supervisor) input(b []byte) {
+	s.mu.Lock()
+	m := s.master
+	s.mu.Unlock()
+	if m != nil {
+		m.Write(b)
+	}
+}
+
+func (s *supervisor) accept() {
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		go s.serve(conn.(*net.UnixConn))
+	}
+}
+
+// serve answers one control connection.
+func (s *supervisor) serve(conn *net.UnixConn) {
+	defer conn.Close()
+	// The socket sits in a 0700 directory; checking the peer's uid as well
+	// costs nothing and survives a loosened directory mode.
+	if uid, ok := peerUID(conn); !ok || uid != os.Getuid() {
+		writeJSONLine(conn, Response{V: Version, Error: "permission denied: not the session's owner"})
+		return
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReaderSize(conn, maxRequest)
+	req, err := readRequest(r)
+	if err != nil {
+		writeJSONLine(conn, Response{V: Version, Error: err.Error()})
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	sess, _ := s.cfg.Store.Load(s.cfg.ID)
+	switch req.Op {
+	case OpStatus:
+		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess})
+	case OpStop:
+		s.requestStop(fmt.Sprintf("stockade stop (pid %d)", peerPID(conn)))
+		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess})
+	case OpAttach:
+		if err := writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess}); err != nil {
+			return
+		}
+		s.attach(conn, r, req)
+	}
+}
+
+func peerUID(conn *net.UnixConn) (int, bool) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if err != nil || cred == nil {
+		return 0, false
+	}
+	return int(cred.Uid), true
+}
+
+func peerPID(conn *net.UnixConn) int32 {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var pid int32
+	raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = cred.Pid
+		}
+	})
+	return pid
+}

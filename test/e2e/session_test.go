@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type listedSession struct {
+	ID        string
+	State     string
+	Effective string `json:"effective_state"`
+	PID       int
+	InitPID   int `json:"init_pid"`
+	Restarts  int
+	ExitCode  *int `json:"exit_code"`
+	Reason    string
+}
+
+func (e *env) list(all bool) []listedSession {
+	e.t.Helper()
+	args := []string{"list", "--json"}
+	if all {
+		args = append(args, "--all")
+	}
+	r := e.run("", nil, args...)
+	var out []listedSession
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
+		e.t.Fatalf("list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	return out
+}
+
+func (e *env) session(id string) listedSession {
+	e.t.Helper()
+	for _, s := range e.list(true) {
+		if s.ID == id {
+			return s
+		}
+	}
+	e.t.Fatalf("session %s is not listed", id)
+	return listedSession{}
+}
+
+// start runs `stockade run -d` and returns the session ID.
+func (e *env) startSession(args ...string) string {
+	e.t.Helper()
+	r := e.run("", nil, append([]string{"run", "-d", "--log-level", "error", "--"}, args...)...)
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || len(id) != 6 {
+		e.t.Fatalf("run -d: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	return id
+}
+
+// TestSessionsAtOnce: 20 sessions started together are all listed, each in
+// its own sandbox, and all stop.
+func TestSessionsAtOnce(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	const n = 20
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i] = e.startSession("sh", "-c", "echo $STOCKADE_ID > mine-$STOCKADE_ID; ps -e --no-headers | wc -l > procs-$STOCKADE_ID; sleep 1000")
+		}()
+	}
+	wg.Wait()
+	listed := map[string]string{}
+	for _, s := range e.list(false) {
+		listed[s.ID] = s.Effective
+	}
+	for _, id := range ids {
+		if listed[id] != "running" {
+			t.Errorf("session %s is %q in list, want running", id, listed[id])
+		}
+	}
+	for _, id := range ids {
+		if !waitFor(func() bool { _, err := os.Stat(filepath.Join(e.workdir, "procs-"+id)); return err == nil }) {
+			t.Fatalf("session %s never ran its command", id)
+		}
+		b, _ := os.ReadFile(filepath.Join(e.workdir, "procs-"+id))
+		// sh, ps and wc, plus init when it is visible: never the others' processes.
+		if procs := strings.TrimSpace(string(b)); procs > "4" || len(procs) > 1 {
+			t.Errorf("session %s sees %s processes: the sessions are not isolated", id, procs)
+		}
+	}
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := e.run("", nil, "stop", "-s", id); r.code != 0 {
+				t.Errorf("stop %s: exit %d %s", id, r.code, r.stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, s := range e.list(true) {
+		if s.Effective != "stopped" {
+			t.Errorf("after stop, session %s is %s", s.ID, s.Effective)
+		}
+	}
+}
+
+// TestSupervisorKilled: kill -9 of a supervisor leaves no sandbox process
+// alive, list shows the session dead, and a new session still starts.
+func TestSupervisorKilled(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sleep", "1000")
+	s := e.session(id)
+	if s.PID == 0 || s.InitPID == 0 {
+		t.Fatalf("session %s: supervisor %d, init %d", id, s.PID, s.InitPID)
+	}
+	syscall.Kill(s.PID, syscall.SIGKILL)
+	if !waitFor(func() bool { return syscall.Kill(s.InitPID, 0) != nil }) {
+		t.Fatalf("init %d outlived its supervisor", s.InitPID)
+	}
+	if got := e.session(id).Effective; got != "dead" {
+		t.Errorf("after kill -9, list shows %s, want dead", got)
+	}
+	r := e.run("", nil, "attach", "-s", id)
+	if r.code == 0 || !strings.Contains(r.stderr, "dead") {
+		t.Errorf("attach to a dead session: exit %d, %q", r.code, r.stderr)
+	}
+	id2 := e.startSession("sleep", "1000")
+	if e.session(id2).Effective != "running" {
+		t.Error("a dead session blocks a new one")
+	}
+	e.run("", nil, "stop", "-s", id2)
+	if r := e.run("", nil, "stop", "-s", id); r.code != 0 || !strings.Contains(r.stdout, "failed") {
+		t.Errorf("stop of a dead session: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestCrashRestarts: a command killed by a signal restarts with backoff; an
+// exit with a status ends the session with it.
+func TestCrashRestarts(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sh", "-c", "echo x >> starts; if [ $(wc -l < starts) -lt 3 ]; then kill -SEGV $$; fi; exit 9")
+	if !waitFor(func() bool { return e.session(id).Effective == "exited" }) {
+		t.Fatalf("session never ended: %+v", e.session(id))
+	}
+	s := e.session(id)
+	if s.Restarts != 2 || s.ExitCode == nil || *s.ExitCode != 9 {
+		t.Errorf("restarts %d, exit %v; want 2 restarts and status 9 (%+v)", s.Restarts, s.ExitCode, s)
+	}
+}
+
+// TestDeleteAndPrune: delete refuses a running session, removes a stopped
+// one; prune removes the rest.
+func TestDeleteAndPrune(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sleep", "1000")
+	if r := e.run("", nil, "delete", "-s", id[:3]); r.code == 0 || !strings.Contains(r.stderr, "stop it first") {
+		t.Errorf("delete of a running session: exit %d %q", r.code, r.stderr)
+	}
+	e.run("", nil, "stop", "-s", id[:4])
+	if r := e.run("", nil, "delete", "-s", id); r.code != 0 {
+		t.Errorf("delete: exit %d %q", r.code, r.stderr)
+	}
+	if len(e.list(true)) != 0 {
+		t.Error("a deleted session is still listed")
+	}
+	if r := e.run("", nil, "attach", "-s", "zzz"); r.code == 0 || !strings.Contains(r.stderr, "no session zzz") {
+		t.Errorf("attach -s zzz: exit %d %q", r.code, r.stderr)
+	}
+	id = e.startSession("true")
+	waitFor(func() bool { return e.session(id).Effective == "exited" })
+	if r := e.run("", nil, "prune"); r.code != 0 || !strings.Contains(r.stdout, id) {
+		t.Errorf("prune: exit %d %q", r.code, r.stdout)
+	}
+}
+
+// TestAttachDetach: attach shows the session's screen, keys reach it,
+// ctrl-] detaches with the session still running, and a re-attach shows
+// the screen again.
+func TestAttachDetach(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("bash", "-c", `echo "hello from $STOCKADE_ID"; while read -r line; do echo "echo: $line"; done`)
+	m := newTmux(t, e, 100, 30, fmt.Sprintf("%s attach -s %s", bin, id))
+	m.waitScreen("hello from " + id)
+	m.run("send-keys", "first line", "Enter")
+	m.waitScreen("echo: first line")
+	m.run("send-keys", "C-]")
+	m.waitScreen("detached from session " + id)
+	m.waitScreen("exit=0")
+	if got := e.session(id).Effective; got != "running" {
+		t.Fatalf("after detach the session is %s", got)
+	}
+	m2 := newTmux(t, e, 100, 30, fmt.Sprintf("%s attach -s %s", bin, id))
+	m2.waitScreen("echo: first line") // the screen is replayed
+	m2.run("send-keys", "second", "Enter")
+	m2.waitScreen("echo: second")
+	e.run("", nil, "stop", "-s", id)
+	m2.waitScreen("exit=143")
+	_ = time.Second
+}
