@@ -16,9 +16,11 @@ import (
 // session ends.
 func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) error {
 	store := session.NewStore(stateHome(home))
-	printStatus(log, j.ID, enforcementOf(r, home, cgroup.Probe(limitsOf(r))))
+	e := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
+	printStatus(log, j.ID, e)
 	err := session.Launch(session.Config{
 		Store: store, ID: j.ID, Job: j, Limits: limitsOf(r), Tripwire: c.Tripwire,
+		Loosened: e.Loosenings, Enforcement: e.line(),
 	}, session.Session{
 		Command: j.Argv, Workdir: j.Policy.Workdir, Tripwire: c.Tripwire,
 		Loosening: r.Warnings(home, os.Getuid()),

@@ -35,6 +35,7 @@ type Hooks struct {
 	OnPTY                 func(master *os.File) error // receives its master
 	OnStart               func(pid int) error         // cgroup placement of init
 	OnStarted             func()                      // init holds its stdio
+	OnCommand             func()                      // the command is running
 	Warn                  func(format string, args ...any)
 	Debug                 func(what string, v any)
 }
@@ -51,9 +52,10 @@ func Run(j Job, h Hooks) (int, error) {
 	var ready atomic.Pointer[prepared]
 	sb, err := sandbox.Start(sandbox.Options{
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
-		OnStart: h.OnStart,
-		OnPTY:   h.OnPTY,
-		OnQuiet: func() { ready.Load().removeSoon() },
+		OnStart:   h.OnStart,
+		OnPTY:     h.OnPTY,
+		OnCommand: h.OnCommand,
+		OnQuiet:   func() { ready.Load().removeSoon() },
 	})
 	pr := <-prep
 	ready.Store(pr)
@@ -72,8 +74,7 @@ func Run(j Job, h Hooks) (int, error) {
 		h.Debug("mount plan", pr.spec.Plan)
 	}
 	if err := sb.Send(pr.spec); err != nil {
-		sb.Kill()
-		return sandbox.ExitSetup, err
+		return sb.Abort(err)
 	}
 	return sb.Wait()
 }

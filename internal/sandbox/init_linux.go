@@ -47,6 +47,7 @@ func initMain() int {
 	if err != nil {
 		return fail(stepError("exec", err, ExitSetup))
 	}
+	unix.Write(syncFD, []byte{msgStarted})
 	// Init needs no file from here on: a nested Landlock layer takes the
 	// command's filesystem rights away from init itself.
 	landlock.RestrictAll()

@@ -12,6 +12,7 @@
 //	   │                              │ no_new_privs, Landlock, drop caps,
 //	   │                              │ seccomp (all threads)
 //	   │                              │ fork+exec (fds 0-2 only) ──────────▶ │
+//	   │ ◀─ "started" (fd 4) ──────── │
 //	   │ ◀─ sync (fd 4): StepError ── │ (only if a step failed)
 //	   │                              │ reap, forward signals
 //	   │ ◀─ "quiet" (fd 4) ────────── │ command gone: kill and reap the rest
@@ -45,6 +46,7 @@ const (
 	initStagingBase = "/tmp"
 	msgPlaced       = 'P' // supervisor → init: you are in your cgroup
 	msgQuiet        = 'Q' // init → supervisor: every process but init is gone
+	msgStarted      = 'S' // init → supervisor: the command is running
 	msgPTY          = 'T' // init → supervisor: the master of the command's pty (SCM_RIGHTS)
 )
 

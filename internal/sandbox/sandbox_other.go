@@ -16,6 +16,7 @@ type Options struct {
 	OnStart               func(pid int) error
 	OnQuiet               func()
 	OnPTY                 func(master *os.File) error
+	OnCommand             func()
 }
 
 // Run returns ErrNotSupported.
@@ -40,6 +41,9 @@ func (*Sandbox) Send(Spec) error { return ErrNotSupported }
 
 // Kill does nothing.
 func (*Sandbox) Kill() {}
+
+// Abort returns ErrNotSupported.
+func (*Sandbox) Abort(error) (int, error) { return ExitSetup, ErrNotSupported }
 
 // Wait returns ErrNotSupported.
 func (*Sandbox) Wait() (int, error) { return ExitSetup, ErrNotSupported }

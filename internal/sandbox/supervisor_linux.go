@@ -30,6 +30,8 @@ type Options struct {
 	// init opens inside when the spec asks for a terminal. The command
 	// starts after OnPTY returns, so the terminal's size can be set first.
 	OnPTY func(master *os.File) error
+	// OnCommand runs when init has started the command (its execve worked).
+	OnCommand func()
 }
 
 // cloneFlags are the namespaces of every sandbox but the cgroup one, which
@@ -134,6 +136,11 @@ func (s *Sandbox) readSync() {
 	var stepErr *StepError
 	for {
 		n, err := s.sync.Read(buf)
+		if errors.Is(err, unix.ECONNRESET) {
+			// Init exited with our "placed" unread: the kernel reports
+			// that once, before the messages init sent last. Read on.
+			continue
+		}
 		if err != nil || n == 0 {
 			s.msg <- stepErr
 			return
@@ -141,6 +148,12 @@ func (s *Sandbox) readSync() {
 		if n == 1 && buf[0] == msgQuiet {
 			if s.opt.OnQuiet != nil {
 				s.opt.OnQuiet()
+			}
+			continue
+		}
+		if n == 1 && buf[0] == msgStarted {
+			if s.opt.OnCommand != nil {
+				s.opt.OnCommand()
 			}
 			continue
 		}
@@ -229,6 +242,20 @@ func (s *Sandbox) Kill() {
 	s.Wait()
 }
 
+// Abort stops a sandbox after err and returns the status to exit with and
+// the error to show: init's own StepError when it sent one (it failed
+// first, and err is only the echo of that, such as a broken pipe), else err.
+func (s *Sandbox) Abort(err error) (int, error) {
+	s.cmd.Process.Kill()
+	if _, werr := s.Wait(); werr != nil {
+		var se *StepError
+		if errors.As(werr, &se) {
+			return se.Code, se
+		}
+	}
+	return ExitSetup, err
+}
+
 // Wait waits for init and returns the command's exit status. A failure to
 // set up the sandbox is returned as an error (a *StepError when it happened
 // inside), with the status the caller should exit with.
@@ -258,8 +285,7 @@ func Run(spec Spec, opt Options) (int, error) {
 		return ExitSetup, err
 	}
 	if err := s.Send(spec); err != nil {
-		s.Kill()
-		return ExitSetup, err
+		return s.Abort(err)
 	}
 	return s.Wait()
 }

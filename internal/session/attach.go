@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"github.com/stockade-dev/stockade/internal/audit"
 	"net"
 	"sync"
 )
@@ -73,7 +74,7 @@ func (s *supervisor) attach(conn *net.UnixConn, r *bufio.Reader, req Request) {
 	s.clients[c] = struct{}{}
 	n := len(s.clients)
 	s.mu.Unlock()
-	s.log("attach", map[string]any{"pid": peerPID(conn), "clients": n})
+	s.log(audit.EventAttach, map[string]any{"pid": peerPID(conn), "clients": n})
 	if req.Rows > 0 && req.Cols > 0 {
 		// Nudge the size so that a full-screen program redraws for the
 		// newcomer even when the size did not change.
@@ -88,7 +89,7 @@ func (s *supervisor) attach(conn *net.UnixConn, r *bufio.Reader, req Request) {
 		s.mu.Unlock()
 		if still {
 			c.close()
-			s.log("detach", map[string]any{"pid": peerPID(conn), "clients": n})
+			s.log(audit.EventDetach, map[string]any{"pid": peerPID(conn), "clients": n})
 		}
 	}()
 	for {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/proc"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 )
@@ -18,10 +19,6 @@ import (
 const supervisorArg = "__stockade_supervisor"
 
 func init() { sandbox.Entrypoints[supervisorArg] = supervisorMain }
-
-// OpenAudit opens the audit writer of a session; set by the program that
-// links an audit implementation (nil: no audit log).
-var OpenAudit func(path, id string) (Auditor, func() error, error)
 
 // Launch creates the session and starts its supervisor detached (in a new
 // session, its output in the session directory), and returns once the
@@ -124,16 +121,12 @@ func supervisorMain() int {
 		ready(fmt.Errorf("reading the session config: %w", err))
 		return sandbox.ExitSetup
 	}
-	var audit Auditor
-	if OpenAudit != nil {
-		a, closeAudit, err := OpenAudit(cfg.Store.Audit(cfg.ID), cfg.ID)
-		if err != nil {
-			ready(err)
-			return sandbox.ExitSetup
-		}
-		defer closeAudit()
-		audit = a
+	w, err := audit.Open(cfg.Store.Audit(cfg.ID), cfg.ID)
+	if err != nil {
+		ready(fmt.Errorf("opening the audit log: %w", err))
+		return sandbox.ExitSetup
 	}
-	Supervise(cfg, audit, ready)
+	defer w.Close()
+	Supervise(cfg, w, ready)
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -29,6 +30,10 @@ type Config struct {
 	Job      job.Job       `json:"job"`
 	Limits   cgroup.Limits `json:"limits"`
 	Tripwire bool          `json:"tripwire,omitempty"`
+	// Loosened lists every setting that loosens the policy; Enforcement is
+	// the start line of the enforcement layers. Both go into the audit log.
+	Loosened    []string `json:"loosened"`
+	Enforcement string   `json:"enforcement"`
 }
 
 // Restart policy: a command that crashes (is killed by a signal it did not
@@ -59,13 +64,14 @@ type supervisor struct {
 	initPID    int
 	stopping   bool
 	stop       chan struct{} // closed by the first stop request
+	auditOnce  sync.Once
 }
 
 // Supervise runs the session until its command is done for good. ready is
 // called once: with nil when the command first started, or with the error
 // that kept it from starting. The returned status is the command's last.
-func Supervise(cfg Config, audit Auditor, ready func(error)) int {
-	s := &supervisor{cfg: cfg, audit: audit, clients: map[*client]struct{}{}, rows: 24, cols: 80, stop: make(chan struct{})}
+func Supervise(cfg Config, log Auditor, ready func(error)) int {
+	s := &supervisor{cfg: cfg, audit: log, clients: map[*client]struct{}{}, rows: 24, cols: 80, stop: make(chan struct{})}
 	var once sync.Once
 	signalReady := func(err error) { once.Do(func() { ready(err) }) }
 
@@ -79,6 +85,18 @@ func Supervise(cfg Config, audit Auditor, ready func(error)) int {
 	os.Chmod(sock, 0o600)
 	s.ln = ln
 	go s.accept()
+	loosened := cfg.Loosened
+	if loosened == nil {
+		loosened = []string{}
+	}
+	p := cfg.Job.Policy
+	s.log(audit.EventStart, map[string]any{
+		"command": cfg.Job.Argv, "workdir": p.Workdir, "loosened": loosened,
+		"policy": map[string]any{
+			"enforcement": cfg.Enforcement, "network": p.Network, "ro": p.RO, "rw": p.RW,
+			"memory": p.Memory, "cpus": p.CPUs, "pids": p.Pids, "tripwire": cfg.Tripwire,
+		},
+	})
 
 	cg, report, err := cgroup.New("stockade-"+cfg.ID, cfg.Limits)
 	if err != nil {
@@ -88,7 +106,7 @@ func Supervise(cfg Config, audit Auditor, ready func(error)) int {
 	}
 	defer cg.Close()
 	for _, p := range report.NotEnforced {
-		s.log("warning", map[string]any{"message": p.String()})
+		s.log(audit.EventWarning, map[string]any{"message": p.String()})
 	}
 
 	code, reason := s.loop(cg, signalReady)
@@ -125,8 +143,8 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 					return nil
 				})
 			},
-			OnStarted: func() { ready(nil) },
-			Warn:      func(f string, a ...any) { s.log("warning", map[string]any{"message": fmt.Sprintf(f, a...)}) },
+			OnCommand: func() { ready(nil) },
+			Warn:      func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
 		})
 		s.clearMaster()
 		s.mu.Lock()
@@ -138,7 +156,7 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 		case stopping:
 			return code, "stopped"
 		case errors.As(err, &se) || (err != nil && attempt == 0):
-			s.log("init_failure", map[string]any{"step": stepOf(err), "error": err.Error(), "status": code})
+			s.log(audit.EventInitFailure, map[string]any{"step": stepOf(err), "error": err.Error(), "status": code})
 			ready(err)
 			return code, "failed: " + err.Error()
 		case err == nil && !crashed(code):
@@ -146,7 +164,7 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 		case attempt >= maxRestarts:
 			return code, fmt.Sprintf("failed: crashed %d times, last with status %d", attempt+1, code)
 		}
-		s.log("restart", map[string]any{"status": code, "attempt": attempt + 1, "backoff_ms": backoff.Milliseconds()})
+		s.log(audit.EventRestart, map[string]any{"status": code, "attempt": attempt + 1, "backoff_ms": backoff.Milliseconds()})
 		s.cfg.Store.Update(s.cfg.ID, func(sess *Session) error { sess.State = Restarting; return nil })
 		select {
 		case <-time.After(backoff):
@@ -170,9 +188,15 @@ func stepOf(err error) string {
 	return ""
 }
 
+// log records an event. The writer refuses everything after a failed
+// write (the chain cannot continue over a half-written line), so a failure
+// is reported on the supervisor's own output, once.
 func (s *supervisor) log(event string, fields map[string]any) {
-	if s.audit != nil {
-		s.audit.Log("supervisor", event, fields)
+	if s.audit == nil {
+		return
+	}
+	if err := s.audit.Log(audit.SourceSupervisor, event, fields); err != nil {
+		s.auditOnce.Do(func() { fmt.Fprintf(os.Stderr, "stockade supervisor %s: audit log: %v\n", s.cfg.ID, err) })
 	}
 }
 
@@ -190,7 +214,7 @@ func (s *supervisor) finish(code int, reason string) {
 		sess.State, sess.Ended, sess.ExitCode, sess.Reason, sess.InitPID = state, &now, &code, reason, 0
 		return nil
 	})
-	s.log("stop", map[string]any{"reason": reason, "status": code, "state": string(state)})
+	s.log(audit.EventStop, map[string]any{"reason": reason, "status": code, "state": string(state)})
 	s.ln.Close()
 	os.Remove(s.cfg.Store.Socket(s.cfg.ID))
 	s.mu.Lock()
@@ -225,7 +249,7 @@ func (s *supervisor) requestStop(by string) {
 	close(s.stop)
 	pid := s.initPID
 	s.mu.Unlock()
-	s.log("signal", map[string]any{"signal": "SIGTERM", "by": by})
+	s.log(audit.EventSignal, map[string]any{"signal": "SIGTERM", "by": by})
 	if pid == 0 {
 		return
 	}
@@ -236,7 +260,7 @@ func (s *supervisor) requestStop(by string) {
 		still := s.initPID == pid
 		s.mu.Unlock()
 		if still {
-			s.log("signal", map[string]any{"signal": "SIGKILL", "by": "stop grace period"})
+			s.log(audit.EventSignal, map[string]any{"signal": "SIGKILL", "by": "stop grace period"})
 			unix.Kill(pid, unix.SIGKILL)
 		}
 	}()

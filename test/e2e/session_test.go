@@ -208,3 +208,50 @@ func TestAttachDetach(t *testing.T) {
 	m2.waitScreen("exit=143")
 	_ = time.Second
 }
+
+// TestAuditLog: every session has a hash-chained log that survives delete,
+// fails --verify once tampered with, and goes with prune.
+func TestAuditLog(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sh", "-c", "sleep 1000")
+	e.run("", nil, "stop", "-s", id)
+	r := e.run("", nil, "logs", "-s", id)
+	for _, want := range []string{"supervisor: session started: sh -c sleep 1000 in " + e.workdir, "signal SIGTERM", "session stopped"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("logs lack %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := e.run("", nil, "logs", "-s", id, "--json"); !strings.HasPrefix(r.stdout, `{"v":1,"seq":1,`) {
+		t.Errorf("logs --json: %q", r.stdout)
+	}
+	if r := e.run("", nil, "logs", "-s", id, "--verify"); r.code != 0 || !strings.Contains(r.stdout, "chain intact") {
+		t.Fatalf("verify of an untouched log: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run("", nil, "delete", "-s", id); r.code != 0 {
+		t.Fatalf("delete: %s", r.stderr)
+	}
+	log := filepath.Join(e.home, ".local/state/stockade/audit", id+".jsonl")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("the audit log did not survive delete: %v", err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	tampered := strings.Replace(lines[1], `"by":"stockade stop`, `"by":"somebody else`, 1)
+	if tampered == lines[1] {
+		t.Fatalf("line 2 is not the stop signal: %s", lines[1])
+	}
+	os.WriteFile(log, []byte(lines[0]+tampered+strings.Join(lines[2:], "")), 0o600)
+	r = e.run("", nil, "logs", "-s", id, "--verify")
+	if r.code != 1 || !strings.Contains(r.stdout, "line 2 (seq 2): hash does not match its content") {
+		t.Errorf("verify of a tampered log: exit %d %q", r.code, r.stdout)
+	}
+	os.WriteFile(log, []byte(lines[0]+strings.Join(lines[2:], "")), 0o600)
+	if r = e.run("", nil, "logs", "-s", id, "--verify"); r.code != 1 || !strings.Contains(r.stdout, "seq 2 was removed") {
+		t.Errorf("verify of a log with a line removed: exit %d %q", r.code, r.stdout)
+	}
+	e.run("", nil, "prune")
+	if _, err := os.Stat(log); err == nil {
+		t.Error("prune left the audit log of a deleted session")
+	}
+}

@@ -1,0 +1,104 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Version is the value of the "v" field of every line this package writes.
+const Version = 1
+
+// Sources: the part of stockade that recorded an event.
+const (
+	SourceSupervisor = "supervisor"
+	SourceInit       = "init"
+	SourceTripwire   = "tripwire"
+	SourceEgress     = "egress"
+	SourceAuthProxy  = "authproxy"
+)
+
+// Event names. The fields each one carries are listed in docs/audit.md; the
+// renderer shows whichever of them are present.
+const (
+	EventStart         = "start"          // agent, workdir, command, loosened, policy
+	EventStop          = "stop"           // reason, status, state
+	EventRestart       = "restart"        // attempt, status, backoff_ms
+	EventAttach        = "attach"         // pid, clients
+	EventDetach        = "detach"         // pid, clients
+	EventSignal        = "signal"         // signal, by
+	EventInitFailure   = "init_failure"   // step, error, status
+	EventWarning       = "warning"        // message: a downgrade or a limit not enforced
+	EventTamper        = "tamper"         // path, op, action: the tripwire fired
+	EventNetworkDenied = "network_denied" // host, port, reason
+	EventConnection    = "connection"     // host, port, bytes_in, bytes_out, duration_ms
+	EventAuthRequest   = "auth_request"   // provider, method, path, status, model
+	EventAuthDenied    = "auth_denied"    // provider, method, path, reason
+)
+
+// kind is what the package knows about one event name.
+type kind struct {
+	// security events are fsync'd (log and head) before Log returns.
+	security bool
+	// message renders the fields for humans; nil means the generic form.
+	message func(f fields) string
+}
+
+// kinds is the event table. Only events that are frequent and carry no
+// security decision may skip fsync: a lost "connection" line costs little,
+// a lost "tamper" line is the one that mattered.
+var kinds = map[string]kind{
+	EventStart:         {security: true, message: startMessage},
+	EventStop:          {security: true, message: stopMessage},
+	EventRestart:       {security: true, message: restartMessage},
+	EventAttach:        {security: true, message: clientMessage("client attached")},
+	EventDetach:        {security: true, message: clientMessage("client detached")},
+	EventSignal:        {security: true, message: signalMessage},
+	EventInitFailure:   {security: true, message: initFailureMessage},
+	EventWarning:       {security: true, message: warningMessage},
+	EventTamper:        {security: true, message: tamperMessage},
+	EventNetworkDenied: {security: true, message: networkDeniedMessage},
+	EventConnection:    {security: false, message: connectionMessage},
+	EventAuthRequest:   {security: false, message: authRequestMessage},
+	EventAuthDenied:    {security: true, message: authDeniedMessage},
+}
+
+// IsSecurity reports whether event is fsync'd when logged. Unknown events
+// are: a new event that nobody classified must not be the one that is lost.
+func IsSecurity(event string) bool {
+	k, ok := kinds[event]
+	return !ok || k.security
+}
+
+// reserved are the keys of every line, in the order they are written (fields
+// go between "event" and "prev").
+var reserved = []string{"v", "seq", "time", "session", "source", "event", "prev", "hash"}
+
+// checkKey rejects a field key that is reserved or that is not a plain
+// lower-case identifier. Comparing case-insensitively matters: Go's
+// encoding/json matches struct fields that way, so a field "Hash" would
+// land in a reader's Hash.
+func checkKey(key string) error {
+	for _, r := range reserved {
+		if strings.EqualFold(key, r) {
+			return fmt.Errorf("field %q is reserved", key)
+		}
+	}
+	if !isName(key) {
+		return fmt.Errorf("field %q is not a name of the form [a-z][a-z0-9_]{0,63}", key)
+	}
+	return nil
+}
+
+// isName reports whether s matches [a-z][a-z0-9_]{0,63}.
+func isName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

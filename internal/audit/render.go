@@ -1,0 +1,185 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Render is the human form of an event, as `stockade logs` prints it:
+//
+//	stockade: 2026-11-22T10:00:00Z supervisor: session started: claude in /home/u/proj (loosened: allow_hooks)
+//
+// Known events get a sentence built from their fields; others are shown as
+// `event key=value …`. Control characters and bidirectional overrides (which
+// the agent may have put in a path or host name) are shown escaped, so the
+// output cannot drive the reader's terminal.
+func Render(e Event) string {
+	msg := ""
+	if k, ok := kinds[e.Event]; ok && k.message != nil {
+		msg = k.message(e.Fields)
+	} else {
+		msg = generic(e.Event, e.Fields)
+	}
+	return fmt.Sprintf("stockade: %s %s: %s", e.Time.UTC().Format(time.RFC3339), sanitize(e.Source), sanitize(msg))
+}
+
+// fields are an event's fields as read back, with accessors that tolerate
+// absent keys and unexpected types: the renderer must show whatever a line
+// holds, including lines written by a later version.
+type fields map[string]any
+
+// str is the field's text, "" when absent; non-strings are shown as JSON.
+func (f fields) str(key string) string {
+	v, ok := f[key]
+	if !ok || v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// opt formats the field with format ("%s" gets its text) when it is present.
+func (f fields) opt(format, key string) string {
+	if s := f.str(key); s != "" {
+		return fmt.Sprintf(format, s)
+	}
+	return ""
+}
+
+// list is a field holding an array, as text.
+func (f fields) list(key string) []string {
+	arr, _ := f[key].([]any)
+	out := make([]string, 0, len(arr))
+	for _, v := range arr {
+		out = append(out, fields{"x": v}.str("x"))
+	}
+	return out
+}
+
+// details joins the non-empty parts as " (a, b)".
+func details(parts ...string) string {
+	parts = slices.DeleteFunc(parts, func(s string) bool { return s == "" })
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func startMessage(f fields) string {
+	what := f.str("agent")
+	if what == "" {
+		what = strings.Join(f.list("command"), " ")
+	}
+	msg := "session started"
+	if what != "" {
+		msg += ": " + what
+	}
+	msg += f.opt(" in %s", "workdir")
+	if l := f.list("loosened"); len(l) > 0 {
+		msg += " (loosened: " + strings.Join(l, ", ") + ")"
+	}
+	return msg
+}
+
+func stopMessage(f fields) string {
+	return "session stopped" + f.opt(": %s", "reason") + details(f.opt("exit status %s", "status"), f.opt("state %s", "state"))
+}
+
+func restartMessage(f fields) string {
+	return "command restarted" + f.opt(" after exit status %s", "status") +
+		details(f.opt("attempt %s", "attempt"), f.opt("backoff %sms", "backoff_ms"))
+}
+
+func clientMessage(what string) func(fields) string {
+	return func(f fields) string {
+		return what + details(f.opt("pid %s", "pid"), f.opt("%s attached now", "clients"))
+	}
+}
+
+func signalMessage(f fields) string {
+	return "signal " + f.str("signal") + f.opt(" to %s", "target") + f.opt(" by %s", "by")
+}
+
+func initFailureMessage(f fields) string {
+	return "sandbox setup failed" + f.opt(" at step %s", "step") + f.opt(": %s", "error") + details(f.opt("exit status %s", "status"))
+}
+
+func warningMessage(f fields) string { return "warning: " + f.str("message") }
+
+func tamperMessage(f fields) string {
+	return "protected path changed: " + f.str("path") + f.opt(" (%s)", "op") + f.opt("; %s", "action")
+}
+
+func hostPort(f fields) string { return f.str("host") + f.opt(":%s", "port") }
+
+func networkDeniedMessage(f fields) string {
+	return "network denied: " + hostPort(f) + f.opt(" (%s)", "reason")
+}
+
+func connectionMessage(f fields) string {
+	return "connection: " + hostPort(f) + details(f.opt("%s bytes in", "bytes_in"), f.opt("%s bytes out", "bytes_out"), f.opt("%sms", "duration_ms"))
+}
+
+func authRequestMessage(f fields) string {
+	return "auth proxy" + f.opt(" %s", "provider") + ": " + f.str("method") + " " + f.str("path") +
+		f.opt(" -> %s", "status") + f.opt(" (%s)", "model")
+}
+
+func authDeniedMessage(f fields) string {
+	return "auth proxy refused" + f.opt(" %s", "provider") + ": " + f.str("method") + " " + f.str("path") + f.opt(": %s", "reason")
+}
+
+// generic renders an event nobody taught the renderer: its name, then
+// key=value in key order, values quoted when they are not a plain word.
+func generic(event string, f fields) string {
+	var b strings.Builder
+	b.WriteString(event)
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := f.str(k)
+		if _, isString := f[k].(string); isString && !plainWord(v) {
+			v = strconv.Quote(v)
+		}
+		fmt.Fprintf(&b, " %s=%s", k, v)
+	}
+	return b.String()
+}
+
+func plainWord(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/:@+-,", r))
+	})
+}
+
+// sanitize escapes what a terminal would act on.
+func sanitize(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unsafeRune(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}

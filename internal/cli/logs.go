@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/stockade-dev/stockade/internal/audit"
+	"github.com/stockade-dev/stockade/internal/session"
+)
+
+type logsCmd struct {
+	sessionFlag
+	Follow bool `short:"f" help:"Keep printing events as they are written, until interrupted."`
+	JSON   bool `name:"json" help:"Print the raw JSON lines."`
+	Verify bool `help:"Check the hash chain (and the head) and report every changed, removed or reordered line."`
+}
+
+func (c *logsCmd) Help() string {
+	return "Prints a session's audit log: one line per event, 'stockade: <time> <source>: <message>'.\nThe log outlives 'stockade delete'; only 'stockade prune' removes it."
+}
+
+func (c *logsCmd) Run() error {
+	store, id, err := c.resolveLogs()
+	if err != nil {
+		return err
+	}
+	path := store.Audit(id)
+	if c.Verify {
+		rep, err := audit.VerifyFile(path)
+		if err != nil {
+			return err
+		}
+		if rep.OK() {
+			fmt.Printf("%s: %d events, chain intact (last seq %d)\n", path, rep.Lines, rep.LastSeq)
+			return nil
+		}
+		for _, p := range rep.Problems {
+			fmt.Printf("%s: %s\n", path, p)
+		}
+		return exitError{1}
+	}
+	print := func(e audit.Event) error {
+		if c.JSON {
+			_, err := os.Stdout.Write(append(e.Raw, '\n'))
+			return err
+		}
+		_, err := fmt.Println(audit.Render(e))
+		return err
+	}
+	if c.Follow {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return audit.Follow(ctx, path, true, print)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading the audit log of session %s: %w", id, err)
+	}
+	defer f.Close()
+	for e, err := range audit.ReadEvents(f) {
+		if err != nil {
+			return fmt.Errorf("%s: %w; 'stockade logs -s %s --verify' checks the whole log", path, err, id)
+		}
+		if err := print(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolveLogs finds the session, or only its audit log after delete.
+func (c *logsCmd) resolveLogs() (session.Store, string, error) {
+	store, id, err := c.resolve()
+	if err == nil {
+		return store, id, nil
+	}
+	home := realHome()
+	store = session.NewStore(stateHome(home))
+	if _, serr := os.Stat(store.Audit(c.Session)); serr == nil {
+		return store, c.Session, nil
+	}
+	return store, "", errors.Join(err)
+}
