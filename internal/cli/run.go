@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/term"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/tripwire"
 )
 
 type runCmd struct {
@@ -81,6 +83,7 @@ func (c *runCmd) run() error {
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
 		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, OnStarted: con.Started,
 		Warn: log.warn, Debug: log.debugJSON,
+		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
 	})
 	con.Close()
 	if err != nil {
@@ -134,5 +137,30 @@ func printStatus(log logger, id string, e enforcement) {
 	}
 	for _, w := range e.Loosenings {
 		log.loosening("%s", w)
+	}
+}
+
+// restoredWarning prints what the tripwire restore put back, loudly.
+func restoredWarning(log logger) func([]tripwire.Change, error) {
+	return func(changes []tripwire.Change, err error) {
+		for _, c := range changes {
+			log.warn("TAMPER: %s was %s during the run; restored (%s)", c.Path, c.Kind, c.Detail)
+		}
+		if err != nil {
+			log.warn("tripwire restore incomplete: %v", err)
+		}
+	}
+}
+
+// tamperStop stops a foreground run at the first change to a protected
+// path: SIGTERM to the process group of stockade is forwarded into the
+// sandbox like a user's ^C.
+func tamperStop(on bool, log logger) func(tripwire.Change) {
+	if !on {
+		return nil
+	}
+	return func(c tripwire.Change) {
+		log.warn("TAMPER: %s %s (%s); stopping", c.Path, c.Kind, c.Detail)
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
 	}
 }

@@ -6,6 +6,8 @@
 package job
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	"github.com/stockade-dev/stockade/internal/tripwire"
 )
 
 // Job is one command to run in a sandbox, with everything resolved.
@@ -38,6 +41,14 @@ type Hooks struct {
 	OnCommand             func()                      // the command is running
 	Warn                  func(format string, args ...any)
 	Debug                 func(what string, v any)
+	// Snapshot takes a tripwire snapshot of the protected and masked host
+	// paths before the command starts and restores it after the sandbox is
+	// gone; Restored hears what was put back.
+	Snapshot bool
+	Restored func(changes []tripwire.Change, err error)
+	// OnTamper, when set, watches the snapshot while the command runs and
+	// is called with the first change (the caller stops the run).
+	OnTamper func(tripwire.Change)
 }
 
 // Run runs j once and returns the command's exit status. Init is cloned
@@ -76,6 +87,16 @@ func Run(j Job, h Hooks) (int, error) {
 	if err := sb.Send(pr.spec); err != nil {
 		return sb.Abort(err)
 	}
+	if pr.snap != nil && h.OnTamper != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			if err := pr.snap.Watch(ctx, h.OnTamper); err != nil {
+				// Blind is as bad as tampered: the caller stops the run.
+				h.OnTamper(tripwire.Change{Kind: "watch failed", Detail: err.Error()})
+			}
+		}()
+	}
 	return sb.Wait()
 }
 
@@ -84,6 +105,8 @@ func Run(j Job, h Hooks) (int, error) {
 type prepared struct {
 	spec         sandbox.Spec
 	err          error
+	snap         *tripwire.Snapshot
+	restored     func([]tripwire.Change, error)
 	placeholders []mount.Placeholder
 	missing      []mount.MissingPath
 	forget       func()
@@ -94,7 +117,7 @@ type prepared struct {
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, forget: func() {}, removed: make(chan error, 1)}
+	pr := &prepared{warn: h.Warn, forget: func() {}, removed: make(chan error, 1), restored: h.Restored}
 	// Placeholders a killed stockade could not remove are removed now.
 	if err := mount.Sweep(j.Records); err != nil {
 		h.Warn("%v", err)
@@ -109,6 +132,19 @@ func prepare(j Job, h Hooks) *prepared {
 		return pr
 	}
 	pr.missing = mount.Missing(mcfg)
+	if h.Snapshot {
+		// After the placeholders, which are part of what is protected.
+		mcfg.Mask, mcfg.RO = p.Mask, p.RO
+		snap, err := tripwire.Take(mount.Watched(mcfg))
+		switch {
+		case err != nil && h.OnTamper != nil:
+			pr.err = fmt.Errorf("taking the tripwire snapshot: %w", err)
+			return pr
+		case err != nil:
+			h.Warn("protected paths are not snapshotted, so they cannot be restored: %v", err)
+		}
+		pr.snap = snap
+	}
 	pr.spec, pr.err = sandbox.NewSpec(sandbox.Config{
 		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
@@ -117,11 +153,20 @@ func prepare(j Job, h Hooks) *prepared {
 	return pr
 }
 
-// removeSoon starts removing the placeholders. It is called once no process
-// of the sandbox is left (init says so before it exits), or at cleanup.
+// removeSoon restores the snapshot, then removes the placeholders. It is
+// called once no process of the sandbox is left (init says so before it
+// exits), or at cleanup: nothing inside can undo the restore.
 func (pr *prepared) removeSoon() {
 	pr.once.Do(func() {
-		go func() { pr.removed <- mount.RemovePlaceholders(pr.placeholders) }()
+		go func() {
+			if pr.snap != nil {
+				changes, err := pr.snap.Restore()
+				if pr.restored != nil && (len(changes) > 0 || err != nil) {
+					pr.restored(changes, err)
+				}
+			}
+			pr.removed <- mount.RemovePlaceholders(pr.placeholders)
+		}()
 	})
 }
 

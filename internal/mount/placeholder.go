@@ -160,3 +160,32 @@ func removePlaceholder(ph Placeholder) error {
 	}
 	return nil
 }
+
+// Watched lists the host paths a tripwire watches for cfg: every protected
+// and masked path that exists under a root, and every protected path that
+// does not (its creation is a change too).
+func Watched(cfg Config) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	roots := append([]string{cfg.Workdir}, cfg.RW...)
+	for _, root := range roots {
+		for _, f := range expand(OS{}, root, cfg.Protect) {
+			add(f.path)
+		}
+	}
+	for _, root := range append(roots, cfg.RO...) {
+		for _, f := range expand(OS{}, root, cfg.Mask) {
+			add(f.path)
+		}
+	}
+	for _, m := range Missing(cfg) {
+		add(m.Path)
+	}
+	return out
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	"github.com/stockade-dev/stockade/internal/tripwire"
 )
 
 // Auditor records the session's events; see package audit.
@@ -144,6 +145,9 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 				})
 			},
 			OnCommand: func() { ready(nil) },
+			Snapshot:  true,
+			Restored:  s.restored,
+			OnTamper:  s.tamperHook(),
 			Warn:      func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
 		})
 		s.clearMaster()
@@ -180,6 +184,28 @@ func crashed(status int) bool {
 	return status > sandbox.ExitSignalBase && status < sandbox.ExitSignalBase+65
 }
 
+// tamperHook returns the tripwire callback when --tripwire is on: log a
+// TAMPER event and stop the session.
+func (s *supervisor) tamperHook() func(tripwire.Change) {
+	if !s.cfg.Tripwire {
+		return nil
+	}
+	return func(c tripwire.Change) {
+		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "stopping the session"})
+		s.requestStop("tripwire")
+	}
+}
+
+// restored logs what the snapshot restore put back after a run.
+func (s *supervisor) restored(changes []tripwire.Change, err error) {
+	for _, c := range changes {
+		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "restored"})
+	}
+	if err != nil {
+		s.log(audit.EventWarning, map[string]any{"message": "tripwire restore incomplete: " + err.Error()})
+	}
+}
+
 func stepOf(err error) string {
 	var se *sandbox.StepError
 	if errors.As(err, &se) {
@@ -192,10 +218,14 @@ func stepOf(err error) string {
 // write (the chain cannot continue over a half-written line), so a failure
 // is reported on the supervisor's own output, once.
 func (s *supervisor) log(event string, fields map[string]any) {
+	s.logFrom(audit.SourceSupervisor, event, fields)
+}
+
+func (s *supervisor) logFrom(source, event string, fields map[string]any) {
 	if s.audit == nil {
 		return
 	}
-	if err := s.audit.Log(audit.SourceSupervisor, event, fields); err != nil {
+	if err := s.audit.Log(source, event, fields); err != nil {
 		s.auditOnce.Do(func() { fmt.Fprintf(os.Stderr, "stockade supervisor %s: audit log: %v\n", s.cfg.ID, err) })
 	}
 }

@@ -255,3 +255,49 @@ func TestAuditLog(t *testing.T) {
 		t.Error("prune left the audit log of a deleted session")
 	}
 }
+
+// TestTripwire: a protected path created from inside, through the workdir's
+// bind mount, stops a --tripwire session, is logged as TAMPER, and is
+// removed again at the end; without the flag it is only restored.
+func TestTripwire(t *testing.T) {
+	requireSandbox(t)
+	for _, flag := range []bool{true, false} {
+		t.Run(fmt.Sprint("tripwire=", flag), func(t *testing.T) {
+			e := newEnv(t)
+			planted := filepath.Join(e.workdir, ".cursor", "rules", "evil.mdc")
+			args := []string{"run", "-d", "--log-level", "error"}
+			if flag {
+				args = append(args, "--tripwire")
+			}
+			args = append(args, "--", "sh", "-c", "mkdir -p .cursor/rules && echo evil > .cursor/rules/evil.mdc && echo planted > done; sleep 1000")
+			r := e.run("", nil, args...)
+			id := strings.TrimSpace(r.stdout)
+			if r.code != 0 {
+				t.Fatalf("run -d: %s", r.stderr)
+			}
+			if !waitFor(func() bool { _, err := os.Stat(filepath.Join(e.workdir, "done")); return err == nil }) {
+				t.Fatal("the command never planted its file")
+			}
+			if flag {
+				if !waitFor(func() bool { return e.session(id).Effective == "stopped" }) {
+					t.Fatalf("the tripwire did not stop the session: %+v", e.session(id))
+				}
+			} else {
+				if got := e.session(id).Effective; got != "running" {
+					t.Fatalf("without --tripwire the session is %s", got)
+				}
+				e.run("", nil, "stop", "-s", id)
+			}
+			logs := e.run("", nil, "logs", "-s", id).stdout
+			if flag && !strings.Contains(logs, "tripwire: protected path changed: "+filepath.Join(e.workdir, ".cursor/rules")+" (created); stopping the session") {
+				t.Errorf("no TAMPER stop in the log:\n%s", logs)
+			}
+			if !strings.Contains(logs, "evil.mdc (created); restored") {
+				t.Errorf("no restore in the log:\n%s", logs)
+			}
+			if _, err := os.Stat(planted); err == nil {
+				t.Errorf("%s survived the session", planted)
+			}
+		})
+	}
+}
