@@ -108,7 +108,7 @@ func Stop(store Store, id string, timeout time.Duration) (Session, error) {
 // status when it ended, or detached=true.
 func Attach(store Store, id string, in, out *os.File) (code int, detached bool, err error) {
 	var rows, cols uint16
-	if h, w, err := term.GetSize(int(in.Fd())); err == nil {
+	if w, h, err := term.GetSize(int(in.Fd())); err == nil {
 		rows, cols = uint16(h), uint16(w)
 	}
 	conn, r, _, err := Dial(store, id, Request{Op: OpAttach, Rows: rows, Cols: cols})
@@ -145,7 +145,7 @@ func Attach(store Store, id string, in, out *os.File) (code int, detached bool, 
 	defer signal.Stop(winch)
 	go func() {
 		for range winch {
-			if h, w, err := term.GetSize(int(in.Fd())); err == nil {
+			if w, h, err := term.GetSize(int(in.Fd())); err == nil {
 				wmu.frame(FrameResize, sizePayload(uint16(h), uint16(w)))
 			}
 		}

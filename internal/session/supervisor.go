@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,8 +38,9 @@ type Config struct {
 	Enforcement string   `json:"enforcement"`
 }
 
-// Restart policy: a command that crashes (is killed by a signal it did not
-// get from stop: a segfault, an abort, the OOM killer) is started again after
+// Restart policy: a command that crashes (is killed by SIGSEGV, SIGBUS,
+// SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP or SIGKILL: a fault, an abort, a
+// seccomp kill, the OOM killer) is started again after
 // a backoff that doubles from restartBase up to restartMax; after
 // maxRestarts crashes the session fails. An exit, with any status, or a stop
 // ends the session: a failing `make test` is an answer, not a crash.
@@ -179,9 +181,13 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 	}
 }
 
-// crashed reports whether status says the command was killed by a signal.
+// crashSignals are the deaths that restart the command. SIGINT, SIGTERM,
+// SIGHUP and the like are someone's decision to end it, such as a ^C.
+var crashSignals = []unix.Signal{unix.SIGSEGV, unix.SIGBUS, unix.SIGILL, unix.SIGFPE, unix.SIGABRT, unix.SIGSYS, unix.SIGTRAP, unix.SIGKILL}
+
+// crashed reports whether status says the command crashed.
 func crashed(status int) bool {
-	return status > sandbox.ExitSignalBase && status < sandbox.ExitSignalBase+65
+	return slices.Contains(crashSignals, unix.Signal(status-sandbox.ExitSignalBase))
 }
 
 // tamperHook returns the tripwire callback when --tripwire is on: log a
