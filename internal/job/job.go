@@ -109,7 +109,7 @@ type prepared struct {
 	restored     func([]tripwire.Change, error)
 	placeholders []mount.Placeholder
 	missing      []mount.MissingPath
-	forget       func()
+	release      func() error
 	warn         func(string, ...any)
 	removed      chan error
 	once         sync.Once
@@ -117,18 +117,19 @@ type prepared struct {
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, forget: func() {}, removed: make(chan error, 1), restored: h.Restored}
+	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored}
 	// Placeholders a killed stockade could not remove are removed now.
-	if err := mount.Sweep(j.Records); err != nil {
+	records := mount.Records{Dir: j.Records}
+	if err := records.Sweep(); err != nil {
 		h.Warn("%v", err)
 	}
 	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
 	if pr.placeholders, pr.err = mount.CreatePlaceholders(mcfg); pr.err != nil {
 		return pr
 	}
-	if pr.forget, pr.err = mount.SaveRecord(j.Records, j.ID, pr.placeholders); pr.err != nil {
+	if pr.release, pr.err = records.Save(j.ID, pr.placeholders); pr.err != nil {
 		mount.RemovePlaceholders(pr.placeholders)
-		pr.placeholders, pr.forget = nil, func() {}
+		pr.placeholders, pr.release = nil, func() error { return nil }
 		return pr
 	}
 	pr.missing = mount.Missing(mcfg)
@@ -165,7 +166,7 @@ func (pr *prepared) removeSoon() {
 					pr.restored(changes, err)
 				}
 			}
-			pr.removed <- mount.RemovePlaceholders(pr.placeholders)
+			pr.removed <- pr.release()
 		}()
 	})
 }
@@ -178,7 +179,6 @@ func (pr *prepared) cleanup() {
 	if err := <-pr.removed; err != nil {
 		pr.warn("%v", err)
 	}
-	pr.forget()
 	for _, m := range pr.missing {
 		if _, err := os.Lstat(m.Path); err == nil {
 			pr.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)

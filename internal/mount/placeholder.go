@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,9 @@ type Placeholder struct {
 	Path string `json:"path"`
 	Dir  bool   `json:"dir"`
 	Ino  uint64 `json:"ino"`
+	// Borrowed: another sandbox of the same project made it a moment
+	// earlier; that one removes it, or hands it over (see Records).
+	Borrowed bool `json:"borrowed,omitempty"`
 }
 
 // CreatePlaceholders creates a placeholder for every protected pattern that
@@ -37,6 +41,13 @@ func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
 			continue
 		}
 		ph, err := createPlaceholder(p.Path, strings.HasSuffix(p.Pattern, "/"))
+		if errors.Is(err, fs.ErrExist) {
+			// Another sandbox of this project was quicker: share its.
+			if fi, lerr := os.Lstat(p.Path); lerr == nil && fi.IsDir() == strings.HasSuffix(p.Pattern, "/") {
+				made = append(made, Placeholder{Path: p.Path, Dir: fi.IsDir(), Ino: inode(fi), Borrowed: true})
+				continue
+			}
+		}
 		if err != nil {
 			RemovePlaceholders(made)
 			return nil, fmt.Errorf("creating placeholder for protected path %s: %w", p.Path, err)
@@ -134,6 +145,7 @@ func inode(fi fs.FileInfo) uint64 {
 // removals run concurrently: on some filesystems each rmdir waits for a
 // discard, and they are independent of each other.
 func RemovePlaceholders(ps []Placeholder) error {
+	ps = slices.DeleteFunc(slices.Clone(ps), func(p Placeholder) bool { return p.Borrowed })
 	errs := make([]error, len(ps))
 	var wg sync.WaitGroup
 	for i, ph := range ps {

@@ -3,8 +3,6 @@ package mount
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -59,27 +57,26 @@ func TestPlaceholders(t *testing.T) {
 // stockade; those of a live one are left alone.
 func TestSweep(t *testing.T) {
 	wd := tree(t, "src/")
-	state := t.TempDir()
+	rs := Records{Dir: t.TempDir()}
 	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/"}}
 	ps, err := CreatePlaceholders(cfg)
 	if err != nil || len(ps) != 2 {
 		t.Fatalf("CreatePlaceholders = %v, %v", ps, err)
 	}
-	done, err := SaveRecord(state, "abc123", ps)
-	if err != nil {
+	if _, err := rs.Save("abc123", ps); err != nil {
 		t.Fatal(err)
 	}
-	if err := Sweep(state); err != nil {
+	if err := rs.Sweep(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(ps[0].Path); err != nil {
 		t.Fatal("Sweep removed the placeholders of a live process")
 	}
 	// Pretend the recording process died: rewrite the record with a dead PID.
-	b, _ := os.ReadFile(filepath.Join(state, "abc123.json"))
-	b = []byte(strings.Replace(string(b), `"pid":`+strconv.Itoa(os.Getpid()), `"pid":999999999`, 1))
-	os.WriteFile(filepath.Join(state, "abc123.json"), b, 0o600)
-	if err := Sweep(state); err != nil {
+	r, _ := rs.read("abc123")
+	r.PID = 999999999
+	rs.write("abc123", r)
+	if err := rs.Sweep(); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
@@ -87,8 +84,36 @@ func TestSweep(t *testing.T) {
 			t.Errorf("%s survived the sweep", p.Path)
 		}
 	}
-	if ents, _ := os.ReadDir(state); len(ents) != 0 {
+	if ents, _ := filepath.Glob(filepath.Join(rs.Dir, "*.json")); len(ents) != 0 {
 		t.Errorf("record survived the sweep: %v", ents)
 	}
-	done()
+}
+
+// TestSharedPlaceholders: two sandboxes of one project share a placeholder;
+// the first to end hands it to the other instead of removing it.
+func TestSharedPlaceholders(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}
+	first, err := CreatePlaceholders(cfg)
+	if err != nil || len(first) != 1 || first[0].Borrowed {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	// The second sandbox planned before the first created it.
+	second := []Placeholder{first[0]}
+	second[0].Borrowed = true
+	releaseFirst, _ := rs.Save("first1", first)
+	releaseSecond, _ := rs.Save("second", second)
+	if err := releaseFirst(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(first[0].Path); err != nil {
+		t.Fatal("the first sandbox removed a placeholder the second still uses")
+	}
+	if err := releaseSecond(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(first[0].Path); err == nil {
+		t.Error("the placeholder survived both sandboxes")
+	}
 }

@@ -6,68 +6,174 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/proc"
 )
 
-// A record lists the placeholders of one running sandbox with the process
-// that will remove them. If that process is killed before it can, the next
-// stockade to start finds the record and removes them instead.
+// Records is the directory where running sandboxes record their
+// placeholders. A record names the process that will remove them; if that
+// process is killed first, the next stockade to start removes them instead
+// (Sweep). Sandboxes of the same project share placeholders: one that found
+// a placeholder of another already there records it as borrowed, and the
+// owner that ends first hands it over rather than removing it from under
+// the other's read-only bind.
+type Records struct{ Dir string }
+
 type record struct {
 	PID          int           `json:"pid"`
 	Start        string        `json:"start"` // /proc/PID/stat start time: a reused PID is not the same process
 	Placeholders []Placeholder `json:"placeholders"`
 }
 
-// SaveRecord writes the record of ps for the calling process into dir and
-// returns a function that deletes it again.
-func SaveRecord(dir, id string, ps []Placeholder) (func(), error) {
+func (r record) live() bool { return proc.Alive(r.PID, r.Start) }
+
+// lock serializes every change to the records.
+func (rs Records) lock() (func(), error) {
+	if err := os.MkdirAll(rs.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", rs.Dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(rs.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking placeholder records: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking placeholder records: %w", os.NewSyscallError("flock", err))
+	}
+	return func() { f.Close() }, nil
+}
+
+// Save records ps for the calling process under id and returns the
+// function that releases them at the end: each placeholder is removed, or
+// handed to a live sandbox that borrowed it.
+func (rs Records) Save(id string, ps []Placeholder) (func() error, error) {
 	if len(ps) == 0 {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", dir, err)
-	}
-	b, err := json.Marshal(record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps})
+	unlock, err := rs.lock()
 	if err != nil {
 		return nil, err
 	}
-	p := filepath.Join(dir, id+".json")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		return nil, fmt.Errorf("recording placeholders: %w", err)
+	defer unlock()
+	if err := rs.write(id, record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps}); err != nil {
+		return nil, err
 	}
-	return func() { os.Remove(p) }, nil
+	return func() error {
+		unlock, err := rs.lock()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		r, err := rs.read(id)
+		if err != nil {
+			r.Placeholders = ps
+		}
+		return rs.release(id, r)
+	}, nil
 }
 
-// Sweep removes the placeholders of every record in dir whose process is
-// gone, and the record with them.
-func Sweep(dir string) error {
-	ents, err := os.ReadDir(dir)
+// Sweep releases the placeholders of every record whose process is gone.
+func (rs Records) Sweep() error {
+	ents, err := os.ReadDir(rs.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	unlock, err := rs.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var errs []error
 	for _, e := range ents {
-		p := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(p)
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		r, err := rs.read(id)
 		if err != nil {
+			os.Remove(filepath.Join(rs.Dir, e.Name()))
 			continue
 		}
-		var r record
-		if json.Unmarshal(b, &r) != nil {
-			os.Remove(p)
-			continue
+		if !r.live() {
+			errs = append(errs, rs.release(id, r))
 		}
-		if proc.Alive(r.PID, r.Start) {
-			continue // still running
-		}
-		if err := RemovePlaceholders(r.Placeholders); err != nil {
-			errs = append(errs, err)
-		}
-		os.Remove(p)
 	}
 	return errors.Join(errs...)
+}
+
+// release removes the placeholders r owns, except those a live record
+// borrowed, which become that record's own; then r goes. Held under lock.
+func (rs Records) release(id string, r record) error {
+	others := rs.others(id)
+	var remove []Placeholder
+	for _, ph := range r.Placeholders {
+		if ph.Borrowed {
+			continue
+		}
+		if taker := handOver(others, ph); taker != "" {
+			rs.write(taker, others[taker])
+			continue
+		}
+		remove = append(remove, ph)
+	}
+	err := RemovePlaceholders(remove)
+	os.Remove(filepath.Join(rs.Dir, id+".json"))
+	return err
+}
+
+// handOver makes ph owned by the first live record that borrowed it.
+func handOver(others map[string]record, ph Placeholder) string {
+	for id, o := range others {
+		for i, b := range o.Placeholders {
+			if b.Borrowed && b.Path == ph.Path && b.Ino == ph.Ino {
+				o.Placeholders[i].Borrowed = false
+				others[id] = o
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// others reads the live records other than id.
+func (rs Records) others(id string) map[string]record {
+	out := map[string]record{}
+	ents, _ := os.ReadDir(rs.Dir)
+	for _, e := range ents {
+		oid, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || oid == id {
+			continue
+		}
+		if r, err := rs.read(oid); err == nil && r.live() {
+			out[oid] = r
+		}
+	}
+	return out
+}
+
+func (rs Records) read(id string) (record, error) {
+	var r record
+	b, err := os.ReadFile(filepath.Join(rs.Dir, id+".json"))
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	return r, err
+}
+
+func (rs Records) write(id string, r record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(rs.Dir, "."+id+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("recording placeholders: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(rs.Dir, id+".json"))
 }
