@@ -275,14 +275,16 @@ func TestTripwire(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("run -d: %s", r.stderr)
 			}
-			if !waitFor(func() bool { _, err := os.Stat(filepath.Join(e.workdir, "done")); return err == nil }) {
-				t.Fatal("the command never planted its file")
-			}
 			if flag {
+				// The tripwire may stop the command before it gets further
+				// than the mkdir: wait for the stop, not for the command.
 				if !waitFor(func() bool { return e.session(id).Effective == "stopped" }) {
 					t.Fatalf("the tripwire did not stop the session: %+v", e.session(id))
 				}
 			} else {
+				if !waitFor(func() bool { _, err := os.Stat(filepath.Join(e.workdir, "done")); return err == nil }) {
+					t.Fatal("the command never planted its file")
+				}
 				if got := e.session(id).Effective; got != "running" {
 					t.Fatalf("without --tripwire the session is %s", got)
 				}
@@ -292,7 +294,7 @@ func TestTripwire(t *testing.T) {
 			if flag && !strings.Contains(logs, "tripwire: protected path changed: "+filepath.Join(e.workdir, ".cursor/rules")+" (created); stopping the session") {
 				t.Errorf("no TAMPER stop in the log:\n%s", logs)
 			}
-			if !strings.Contains(logs, "evil.mdc (created); restored") {
+			if !strings.Contains(logs, "(created); restored") {
 				t.Errorf("no restore in the log:\n%s", logs)
 			}
 			if _, err := os.Stat(planted); err == nil {
