@@ -128,8 +128,10 @@ func Attach(store Store, id string, in, out *os.File) (code int, detached bool, 
 			n, err := in.Read(buf)
 			if i := bytes.IndexByte(buf[:n], DetachKey); i >= 0 {
 				wmu.frame(FrameInput, buf[:i])
-				wmu.frame(FrameDetach, nil)
+				// Before the frame: the supervisor's close must find
+				// the detach already recorded.
 				close(detach)
+				wmu.frame(FrameDetach, nil)
 				return
 			}
 			if n > 0 && wmu.frame(FrameInput, buf[:n]) != nil {
