@@ -30,6 +30,8 @@ const (
 	EventWarning       = "warning"        // message: a downgrade or a limit not enforced
 	EventTamper        = "tamper"         // path, op, action: the tripwire fired
 	EventNetworkDenied = "network_denied" // host, port, reason
+	EventNetworkRule   = "network_rule"   // action, rule, changed
+	EventDNSDenied     = "dns_denied"     // name, qtype
 	EventConnection    = "connection"     // host, port, bytes_in, bytes_out, duration_ms
 	EventAuthRequest   = "auth_request"   // provider, method, path, status, model
 	EventAuthDenied    = "auth_denied"    // provider, method, path, reason
@@ -58,6 +60,8 @@ var kinds = map[string]kind{
 	EventTamper:        {security: true, message: tamperMessage},
 	EventNetworkDenied: {security: true, message: networkDeniedMessage},
 	EventConnection:    {security: false, message: connectionMessage},
+	EventNetworkRule:   {security: true, message: networkRuleMessage},
+	EventDNSDenied:     {security: true, message: dnsDeniedMessage},
 	EventAuthRequest:   {security: false, message: authRequestMessage},
 	EventAuthDenied:    {security: true, message: authDeniedMessage},
 }

@@ -183,3 +183,11 @@ func sanitize(s string) string {
 	}
 	return b.String()
 }
+
+func networkRuleMessage(f fields) string {
+	return "network rule " + f.str("action") + " " + f.str("rule")
+}
+
+func dnsDeniedMessage(f fields) string {
+	return "DNS query refused: " + f.str("name") + f.opt(" (%s)", "qtype")
+}

@@ -11,7 +11,8 @@ import (
 // the kinds table in step.
 var allEvents = []string{
 	EventStart, EventStop, EventRestart, EventAttach, EventDetach, EventSignal, EventInitFailure,
-	EventWarning, EventTamper, EventNetworkDenied, EventConnection, EventAuthRequest, EventAuthDenied,
+	EventWarning, EventTamper, EventNetworkDenied, EventNetworkRule, EventDNSDenied, EventConnection,
+	EventAuthRequest, EventAuthDenied,
 }
 
 func TestKindsTable(t *testing.T) {

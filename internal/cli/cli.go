@@ -25,6 +25,7 @@ type root struct {
 	Stop    stopCmd    `cmd:"" help:"Stop a session."`
 	Delete  deleteCmd  `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
 	Logs    logsCmd    `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
+	Network networkCmd `cmd:"" help:"Change or list a running session's egress rules."`
 	Prune   pruneCmd   `cmd:"" help:"Remove stopped sessions and their audit logs."`
 	Doctor  doctorCmd  `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
 	Policy  policyCmd  `cmd:"" help:"Inspect the effective policy."`

@@ -22,6 +22,12 @@ type policyFlags struct {
 	CPUs       *string  `name:"cpus" help:"CPU limit in cores (e.g. 1.5)." placeholder:"N"`
 	Pids       *string  `help:"Maximum number of processes and threads (default 4096)." placeholder:"N"`
 	LogLevel   *string  `name:"log-level" help:"debug, info, warn (default) or error." placeholder:"LEVEL"`
+
+	Network     *string  `help:"proxy (default: out only through stockade's proxies and DNS stub) or none (loopback only)." placeholder:"MODE"`
+	AgentPolicy *string  `name:"agent-policy" help:"deny (default: only --agent-allow goes out) or allow (every public address; loosening)." placeholder:"deny|allow"`
+	AgentAllow  []string `name:"agent-allow" sep:"," help:"Allow HOST, *.SUFFIX, IP or CIDR, with an optional :PORT; repeatable or comma-separated." placeholder:"RULE"`
+	AgentBlock  []string `name:"agent-block" sep:"," help:"Block a host, wildcard, IP or CIDR (wins over allow); repeatable or comma-separated." placeholder:"RULE"`
+	Resolver    *string  `help:"Upstream DNS server the supervisor resolves with (default: the host's)." placeholder:"ADDR[:PORT]"`
 }
 
 // resolve layers defaults, config files, STOCKADE_* and these flags, and
@@ -39,6 +45,8 @@ func (f policyFlags) resolve() (policy.Resolved, string, error) {
 			RO: f.RO, RW: f.RW, Protect: f.Protect, Mask: f.Mask, Unmask: f.Unmask, Env: f.Env,
 			AllowHooks: f.AllowHooks, Memory: f.Memory, CPUs: f.CPUs, Pids: f.Pids,
 			LogLevel: f.LogLevel, Workdir: f.Workdir,
+			Network: f.Network, AgentPolicy: f.AgentPolicy, AgentAllow: f.AgentAllow,
+			AgentBlock: f.AgentBlock, Resolver: f.Resolver,
 		},
 	})
 	if err != nil {

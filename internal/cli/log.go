@@ -36,6 +36,7 @@ func (l logger) debugJSON(what string, v any) {
 // status is the start line naming the active layers: shown unless --log-level error.
 func (l logger) status(format string, args ...any) { l.printf(2, "", format, args...) }
 func (l logger) warn(format string, args ...any)   { l.printf(2, "warning: ", format, args...) }
+func (l logger) info(format string, args ...any)   { l.printf(1, "", format, args...) }
 func (l logger) error(format string, args ...any)  { l.printf(3, "", format, args...) }
 func (l logger) loosening(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "stockade: LOOSENED: "+format+"\n", args...)

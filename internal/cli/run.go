@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -67,6 +68,19 @@ func (c *runCmd) run() error {
 	if c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
 		return c.session(j, r, home, log)
 	}
+	var serve func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn)
+	if j.Policy.Network == "proxy" {
+		px, _, err := job.Egress(j.Policy, j.ID, func(event string, f map[string]any) {
+			if event != "connection" {
+				log.info("network: %s %v", event, f)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		defer px.Close()
+		serve = job.ServeWith(px)
+	}
 	cg, report, err := cgroup.New("stockade-"+j.ID, limitsOf(r))
 	if err != nil {
 		return fmt.Errorf("setting up resource limits: %w", err)
@@ -84,6 +98,7 @@ func (c *runCmd) run() error {
 		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, OnStarted: con.Started,
 		Warn: log.warn, Debug: log.debugJSON,
 		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
+		Serve: serve,
 	})
 	con.Close()
 	if err != nil {
@@ -119,9 +134,15 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	if err := os.MkdirAll(homeSource, 0o700); err != nil {
 		return job.Job{}, r, "", fmt.Errorf("creating the sandbox HOME %s: %w", homeSource, err)
 	}
-	env, _ := environ.Build(os.Environ(), r.Policy.Env, map[string]string{
+	extra := map[string]string{
 		"HOME": home, "TMPDIR": "/tmp", "STOCKADE_SANDBOX": "1", "STOCKADE_ID": id,
-	})
+	}
+	if r.Policy.Network == "proxy" {
+		for k, v := range proxyEnv {
+			extra[k] = v
+		}
+	}
+	env, _ := environ.Build(os.Environ(), r.Policy.Env, extra)
 	return job.Job{
 		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
 		Home: home, HomeSource: homeSource, Records: job.RecordsDir(stateHome(home)),
@@ -163,4 +184,13 @@ func tamperStop(on bool, log logger) func(tripwire.Change) {
 		log.warn("TAMPER: %s %s (%s); stopping", c.Path, c.Kind, c.Detail)
 		syscall.Kill(os.Getpid(), syscall.SIGTERM)
 	}
+}
+
+// proxyEnv points the tools in the sandbox at the proxies (both spellings:
+// curl and Go read the lower case, others the upper).
+var proxyEnv = map[string]string{
+	"HTTP_PROXY": "http://127.0.0.1:3128", "HTTPS_PROXY": "http://127.0.0.1:3128",
+	"http_proxy": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128",
+	"ALL_PROXY": "socks5h://127.0.0.1:1080", "all_proxy": "socks5h://127.0.0.1:1080",
+	"NO_PROXY": "localhost,127.0.0.1,::1", "no_proxy": "localhost,127.0.0.1,::1",
 }

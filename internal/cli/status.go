@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/seccomp"
@@ -61,13 +62,18 @@ func limitsOf(r policy.Resolved) cgroup.Limits {
 func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement {
 	abi := landlock.ABI()
 	e := enforcement{Loosenings: r.Warnings(home, os.Getuid())}
+	for _, rule := range r.Policy.AgentAllow {
+		if r.Policy.Network == "proxy" && job.LiftsFloor(rule) {
+			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: lifts the private-range floor for that address", rule))
+		}
+	}
 	e.Layers = append(e.Layers,
 		layer{"namespaces", true, "user,mount,pid,net,ipc,uts,cgroup"},
 		layer{"landlock", landlock.CheckABI(abi) == nil, fmt.Sprintf("ABI %d", abi)},
 		layer{"seccomp", true, fmt.Sprintf("%d rules, EPERM", seccomp.Default().Len())},
 		layer{"no_new_privs", true, "set"},
 		layer{"capabilities", true, "none"},
-		layer{"network", true, r.Policy.Network},
+		layer{"network", true, networkDetail(r.Policy)},
 	)
 	e.Downgrades = append(e.Downgrades, landlock.StatusFor(abi).Downgrades...)
 	enforced := cg.Enforced
@@ -117,4 +123,19 @@ func (e enforcement) print(w io.Writer) {
 	for _, l := range e.Loosenings {
 		fmt.Fprintf(w, "  LOOSENED: %s\n", l)
 	}
+}
+
+// networkDetail sums up the network policy for the start line.
+func networkDetail(p policy.Policy) string {
+	if p.Network != "proxy" {
+		return p.Network + " (loopback only)"
+	}
+	d := "proxy, agent policy " + p.AgentPolicy
+	if n := len(p.AgentAllow); n > 0 {
+		d += fmt.Sprintf(", %d allowed", n)
+	}
+	if n := len(p.AgentBlock); n > 0 {
+		d += fmt.Sprintf(", %d blocked", n)
+	}
+	return d
 }

@@ -8,6 +8,8 @@ package job
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,6 +51,10 @@ type Hooks struct {
 	// OnTamper, when set, watches the snapshot while the command runs and
 	// is called with the first change (the caller stops the run).
 	OnTamper func(tripwire.Change)
+	// Serve serves the sandbox's proxy listeners (network mode "proxy"):
+	// HTTP, SOCKS5 and DNS over TCP, then DNS over UDP. Run closes them
+	// when the sandbox is gone, which ends the serving.
+	Serve func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn)
 }
 
 // Run runs j once and returns the command's exit status. Init is cloned
@@ -61,7 +67,18 @@ func Run(j Job, h Hooks) (int, error) {
 	prep := make(chan *prepared, 1)
 	go func() { prep <- prepare(j, h) }()
 	var ready atomic.Pointer[prepared]
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
 	sb, err := sandbox.Start(sandbox.Options{
+		OnListeners: func(files []*os.File) error {
+			cs, err := serve(files, h.Serve)
+			closers = cs
+			return err
+		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
 		OnStart:   h.OnStart,
 		OnPTY:     h.OnPTY,
@@ -150,6 +167,7 @@ func prepare(j Job, h Hooks) *prepared {
 		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
+		Proxy: p.Network == "proxy",
 	}, mount.OS{})
 	return pr
 }
@@ -189,4 +207,39 @@ func (pr *prepared) cleanup() {
 // RecordsDir is where placeholder records of a user live.
 func RecordsDir(stateHome string) string {
 	return filepath.Join(stateHome, "stockade", "placeholders")
+}
+
+// serve turns the listener descriptors from init into net values and hands
+// them to fn; it returns what must be closed to stop serving.
+func serve(files []*os.File, fn func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn)) ([]io.Closer, error) {
+	defer func() {
+		for _, f := range files {
+			f.Close() // the net values hold their own duplicates
+		}
+	}()
+	var ls []net.Listener
+	var closers []io.Closer
+	for _, f := range files[:3] {
+		l, err := net.FileListener(f)
+		if err != nil {
+			for _, c := range closers {
+				c.Close()
+			}
+			return nil, fmt.Errorf("serving the sandbox's listeners: %w", err)
+		}
+		ls = append(ls, l)
+		closers = append(closers, l)
+	}
+	pc, err := net.FilePacketConn(files[3])
+	if err != nil {
+		for _, c := range closers {
+			c.Close()
+		}
+		return nil, fmt.Errorf("serving the sandbox's DNS socket: %w", err)
+	}
+	closers = append(closers, pc)
+	if fn != nil {
+		fn(ls[0], ls[1], ls[2], pc)
+	}
+	return closers, nil
 }

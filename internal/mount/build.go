@@ -32,6 +32,8 @@ type Config struct {
 	Protect    []string // patterns, relative to each writable root, or absolute
 	Mask       []string // patterns, relative to each root, or absolute
 	Unmask     []string // exempt from Mask: patterns as in Mask
+	// ResolvConf, when set, replaces /etc/resolv.conf inside.
+	ResolvConf string
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink
@@ -83,6 +85,10 @@ func Build(cfg Config, host Host) (Plan, error) {
 	}
 	for _, p := range expand(host, "/", SystemMasks) {
 		ms = append(ms, maskOf(p.path, p.dir, "system secret"))
+	}
+
+	if cfg.ResolvConf != "" {
+		add(Mount{Kind: File, Target: "/etc/resolv.conf", Data: cfg.ResolvConf, Why: "DNS through the stub"})
 	}
 
 	// Kernel interfaces.

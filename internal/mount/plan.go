@@ -31,6 +31,7 @@ const (
 	Dir     Kind = "dir"     // a directory at Target (inside a tmpfs of the plan)
 	Empty   Kind = "empty"   // mask: an empty read-only file or directory at Target
 	Device  Kind = "device"  // bind the host device node Source at Target
+	File    Kind = "file"    // a read-only file with content Data at Target
 )
 
 // Mount is one step of the plan.

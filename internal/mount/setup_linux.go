@@ -136,6 +136,21 @@ func apply(m Mount) error {
 			return err
 		}
 		return os.Chmod(dst, os.FileMode(m.Mode&0o777)|modeBits(m.Mode))
+	case File:
+		// /etc/resolv.conf is often a symlink into /run; the file goes
+		// where the link leads inside the new root.
+		dst = resolveIn("/newroot", m.Target)
+		if err := ensure(dst, false); err != nil {
+			return err
+		}
+		src := fmt.Sprintf("/file-%d", len(m.Target)+len(m.Data))
+		if err := os.WriteFile(src, []byte(m.Data), 0o444); err != nil {
+			return err
+		}
+		if err := mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+			return err
+		}
+		return setattr(dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, false)
 	case Empty:
 		fi, err := os.Lstat(dst)
 		if err != nil {
@@ -154,6 +169,25 @@ func apply(m Mount) error {
 		return setattr(dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, false)
 	}
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}
+
+// resolveIn follows symlinks at p as if root were "/", for at most 8 links.
+func resolveIn(root, p string) string {
+	for range 8 {
+		fi, err := os.Lstat(root + p)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		link, err := os.Readlink(root + p)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(p), link)
+		}
+		p = filepath.Clean(link)
+	}
+	return root + p
 }
 
 func modeBits(m uint32) os.FileMode {

@@ -12,8 +12,9 @@ const ProjectFile = ".stockade.json"
 
 // Default values for scalar settings.
 const (
-	DefaultLogLevel = "warn"
-	DefaultNetwork  = "none"
+	DefaultLogLevel    = "warn"
+	DefaultNetwork     = "proxy"
+	DefaultAgentPolicy = "deny"
 	// DefaultPids is tighter than the kernel's default so a fork bomb in the
 	// sandbox stops long before it hurts the host.
 	DefaultPids = 4096
@@ -89,17 +90,19 @@ var defaultMask = []string{
 // with the tables, so callers may modify the result.
 func Default(workdir string) Policy {
 	return Policy{
-		Workdir:  workdir,
-		Protect:  append([]string(nil), defaultProtect...),
-		Mask:     append([]string(nil), defaultMask...),
-		Pids:     DefaultPids,
-		LogLevel: DefaultLogLevel,
-		Network:  DefaultNetwork,
+		Workdir:     workdir,
+		Protect:     append([]string(nil), defaultProtect...),
+		Mask:        append([]string(nil), defaultMask...),
+		Pids:        DefaultPids,
+		LogLevel:    DefaultLogLevel,
+		Network:     DefaultNetwork,
+		AgentPolicy: DefaultAgentPolicy,
 	}
 }
 
 // logLevels and networks are the accepted values of log_level and network.
 var (
-	logLevels = []string{"debug", "info", "warn", "error"}
-	networks  = []string{"none"}
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	networks   = []string{"proxy", "none"}
+	agentModes = []string{"deny", "allow"}
 )

@@ -67,7 +67,7 @@ func TestDefault(t *testing.T) {
 	want := map[string]bool{
 		"workdir": p.Workdir == "/w",
 		"log":     p.LogLevel == "warn",
-		"network": p.Network == "none",
+		"network": p.Network == "proxy" && p.AgentPolicy == "deny" && len(p.AgentAllow) == 0,
 		"pids":    p.Pids == 4096,
 		"memory":  p.Memory == 0,
 		"cpus":    p.CPUs == 0,

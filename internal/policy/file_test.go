@@ -119,7 +119,7 @@ func TestLoadFileErrors(t *testing.T) {
 			[]string{`"log_level": "loud" is not a log level; use one of: debug, info, warn, error`}},
 		{"log level type", KindUser, `{"log_level": 3}`, []string{`"log_level": 3 has the wrong type; write a string: "debug"`}},
 		{"network host", KindAdmin, `{"network": "host"}`,
-			[]string{`"network": "host" is not a network mode this version supports; use one of: none`}},
+			[]string{`"network": "host" is not a network mode; use one of: proxy, none`}},
 		{"allow_hooks string", KindUser, `{"allow_hooks": "yes"}`,
 			[]string{`"allow_hooks": "yes" is not a boolean; write true or false`}},
 		{"list not list", KindUser, `{"ro": "/x"}`, []string{`"ro": "/x" is not a list of strings; write e.g. ["/srv/data"]`}},

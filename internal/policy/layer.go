@@ -53,17 +53,20 @@ type Layer struct {
 	Pids                               *int64
 	LogLevel                           *string
 	Network                            *string
+	AgentPolicy, Resolver              *string
+	AgentAllow, AgentBlock             []string
 }
 
 // fileKeys are the keys of a config file, in the order errors list them.
 // Each is also a STOCKADE_<KEY> variable and a --<key> flag ("_" → "-").
 var fileKeys = []string{
 	"ro", "rw", "protect", "mask", "unmask", "allow_hooks", "env",
-	"memory", "cpus", "pids", "log_level", "network", "workdir",
+	"memory", "cpus", "pids", "log_level", "network",
+	"agent_policy", "agent_allow", "agent_block", "resolver", "workdir",
 }
 
 // listKeys accumulate across layers; every other key is a scalar.
-var listKeys = []string{"ro", "rw", "protect", "mask", "unmask", "env"}
+var listKeys = []string{"ro", "rw", "protect", "mask", "unmask", "env", "agent_allow", "agent_block"}
 
 func envName(key string) string  { return "STOCKADE_" + strings.ToUpper(key) }
 func flagName(key string) string { return "--" + strings.ReplaceAll(key, "_", "-") }
@@ -83,6 +86,10 @@ func (l *Layer) list(key string) *[]string {
 		return &l.Unmask
 	case "env":
 		return &l.Env
+	case "agent_allow":
+		return &l.AgentAllow
+	case "agent_block":
+		return &l.AgentBlock
 	}
 	return nil
 }
@@ -161,8 +168,16 @@ func (l *Layer) set(r ref, text, shown, base string) error {
 		l.LogLevel = &s
 	case "network":
 		var s string
-		s, err = parseChoice(text, networks, "network mode this version supports")
+		s, err = parseChoice(text, networks, "network mode")
 		l.Network = &s
+	case "agent_policy":
+		var s string
+		s, err = parseChoice(text, agentModes, "agent policy")
+		l.AgentPolicy = &s
+	case "resolver":
+		var s string
+		s, err = parseResolver(text)
+		l.Resolver = &s
 	default:
 		return fmt.Errorf("setting %q: not a scalar key", r.key)
 	}
@@ -183,6 +198,8 @@ func (l *Layer) add(r ref, entry, shown, base string) error {
 		}
 	case "protect", "mask", "unmask":
 		v, err = Pattern(entry)
+	case "agent_allow", "agent_block":
+		v, err = parseRuleSyntax(entry)
 	case "env":
 		// ParseEntry's error names the variable and never shows the value,
 		// which may be a secret.
@@ -225,7 +242,7 @@ func FromEnv(env []string, cwd string) (Layer, error) {
 			continue
 		}
 		sep := ":"
-		if key == "env" {
+		if key == "env" || key == "agent_allow" || key == "agent_block" {
 			sep = ","
 		}
 		for _, e := range strings.Split(v, sep) {
@@ -244,8 +261,10 @@ func FromEnv(env []string, cwd string) (Layer, error) {
 // flag was not given. List flags are repeatable and are not split.
 type Flags struct {
 	RO, RW, Protect, Mask, Unmask, Env             []string
+	AgentAllow, AgentBlock                         []string
 	AllowHooks                                     *bool
 	Memory, CPUs, Pids, LogLevel, Workdir, Network *string
+	AgentPolicy, Resolver                          *string
 }
 
 // FromFlags builds the flag layer. Values are parsed like config values and
@@ -259,6 +278,7 @@ func FromFlags(f Flags, cwd string) (Layer, error) {
 	}{
 		{"workdir", f.Workdir}, {"memory", f.Memory}, {"cpus", f.CPUs},
 		{"pids", f.Pids}, {"log_level", f.LogLevel}, {"network", f.Network},
+		{"agent_policy", f.AgentPolicy}, {"resolver", f.Resolver},
 	}
 	for _, s := range scalars {
 		if s.v == nil {
@@ -275,6 +295,7 @@ func FromFlags(f Flags, cwd string) (Layer, error) {
 	}{
 		{"ro", f.RO}, {"rw", f.RW}, {"protect", f.Protect},
 		{"mask", f.Mask}, {"unmask", f.Unmask}, {"env", f.Env},
+		{"agent_allow", f.AgentAllow}, {"agent_block", f.AgentBlock},
 	}
 	for _, ls := range lists {
 		r := ref{kind: KindFlag, key: ls.key}

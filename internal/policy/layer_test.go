@@ -109,7 +109,7 @@ func TestEnvAndFlagErrors(t *testing.T) {
 		{name: "env log level", env: []string{"STOCKADE_LOG_LEVEL=loud"},
 			want: `env STOCKADE_LOG_LEVEL: "loud" is not a log level; use one of: debug, info, warn, error`},
 		{name: "env network", env: []string{"STOCKADE_NETWORK=host"},
-			want: `env STOCKADE_NETWORK: "host" is not a network mode this version supports; use one of: none`},
+			want: `env STOCKADE_NETWORK: "host" is not a network mode; use one of: proxy, none`},
 		{name: "env ro", env: []string{"STOCKADE_RO=missing"},
 			want: `env STOCKADE_RO: "missing" (` + cwd + `/missing) does not exist; create it or remove the entry`},
 		{name: "env mask", env: []string{"STOCKADE_MASK=../up"},

@@ -34,6 +34,18 @@ type Policy struct {
 	Pids int64 `json:"pids,omitempty"`
 	// LogLevel is one of debug, info, warn, error.
 	LogLevel string `json:"log_level"`
-	// Network is the network mode; "none" (only lo) in this version.
+	// Network is the network mode: "proxy" (the default: the sandbox reaches
+	// the outside only through stockade's HTTP/SOCKS5 proxies and DNS stub,
+	// under the agent policy below) or "none" (only lo, nothing else at all).
 	Network string `json:"network"`
+	// AgentPolicy is "deny" (the default: only AgentAllow goes out) or
+	// "allow" (every public address; loosening).
+	AgentPolicy string `json:"agent_policy"`
+	// AgentAllow and AgentBlock are egress rules: a name, a *.suffix
+	// wildcard, an IP or a CIDR, each with an optional :port. Block wins.
+	AgentAllow []string `json:"agent_allow,omitempty"`
+	AgentBlock []string `json:"agent_block,omitempty"`
+	// Resolver is the upstream DNS server the supervisor resolves with
+	// (ADDR[:PORT]); empty means the host's.
+	Resolver string `json:"resolver,omitempty"`
 }

@@ -11,7 +11,8 @@ import (
 
 // showKeys is the order `policy show` prints keys in.
 var showKeys = []string{
-	"workdir", "network", "log_level", "allow_hooks", "memory", "cpus", "pids",
+	"workdir", "network", "agent_policy", "resolver", "log_level", "allow_hooks", "memory", "cpus", "pids",
+	"agent_allow", "agent_block",
 	"ro", "rw", "protect", "mask", "unmask", "env",
 }
 
@@ -67,6 +68,13 @@ func (r Resolved) scalarText(key string) string {
 		return p.Workdir
 	case "network":
 		return p.Network
+	case "agent_policy":
+		return p.AgentPolicy
+	case "resolver":
+		if p.Resolver == "" {
+			return "the host's"
+		}
+		return p.Resolver
 	case "log_level":
 		return p.LogLevel
 	case "allow_hooks":

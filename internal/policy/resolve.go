@@ -118,6 +118,8 @@ func (r *Resolved) apply(l *Layer) {
 	setScalar(r, l, "pids", l.Pids, &p.Pids)
 	setScalar(r, l, "log_level", l.LogLevel, &p.LogLevel)
 	setScalar(r, l, "network", l.Network, &p.Network)
+	setScalar(r, l, "agent_policy", l.AgentPolicy, &p.AgentPolicy)
+	setScalar(r, l, "resolver", l.Resolver, &p.Resolver)
 	for _, key := range listKeys {
 		for _, v := range *l.list(key) {
 			r.addEntry(key, v, l.origin(key))
@@ -148,6 +150,7 @@ func (r *Resolved) finish() {
 	p.RO, p.RW = values(r.ListSources["ro"]), values(r.ListSources["rw"])
 	p.Protect, p.Mask = values(r.ListSources["protect"]), values(r.ListSources["mask"])
 	p.Unmask, p.Env = values(r.ListSources["unmask"]), values(r.ListSources["env"])
+	p.AgentAllow, p.AgentBlock = values(r.ListSources["agent_allow"]), values(r.ListSources["agent_block"])
 	if p.Protect == nil {
 		p.Protect = []string{}
 	}
@@ -186,6 +189,9 @@ func checkAdmin(admin, l *Layer) error {
 	fmtPids := func(n int64) string { return strconv.FormatInt(n, 10) }
 	if err := ceiling(l, admin, "pids", l.Pids, admin.Pids, fmtPids); err != nil {
 		return err
+	}
+	if l.AgentPolicy != nil && admin.AgentPolicy != nil && *admin.AgentPolicy == "deny" && *l.AgentPolicy != "deny" {
+		return adminError(l, "agent_policy", strconv.Quote(*l.AgentPolicy), admin, `sets agent_policy "deny"; remove the setting`)
 	}
 	if l.Network != nil && admin.Network != nil && *l.Network != *admin.Network {
 		return adminError(l, "network", strconv.Quote(*l.Network), admin,
@@ -268,8 +274,17 @@ func checkProject(l *Layer) error {
 			return deny("env", strconv.Quote(name), "it is credential-shaped")
 		}
 	}
-	if l.Network != nil && *l.Network != DefaultNetwork {
+	if l.Network != nil && *l.Network != "none" && *l.Network != DefaultNetwork {
 		return deny("network", strconv.Quote(*l.Network), "it opens the network")
+	}
+	if len(l.AgentAllow) > 0 {
+		return deny("agent_allow", strconv.Quote(l.AgentAllow[0]), "an allow rule opens the network")
+	}
+	if l.AgentPolicy != nil && *l.AgentPolicy != DefaultAgentPolicy {
+		return deny("agent_policy", strconv.Quote(*l.AgentPolicy), "it opens the network")
+	}
+	if l.Resolver != nil {
+		return deny("resolver", strconv.Quote(*l.Resolver), "a resolver decides where allowed names lead")
 	}
 	return nil
 }

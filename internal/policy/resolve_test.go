@@ -292,3 +292,49 @@ func TestProjectMayOnlyTighten(t *testing.T) {
 		t.Errorf("tightening project file refused: %v", err)
 	}
 }
+
+// TestNetworkKeys: egress settings layer like the others, a project file may
+// only block or go offline, and the admin's deny mode holds.
+func TestNetworkKeys(t *testing.T) {
+	user := Layer{Kind: KindUser, Source: "/u.json", AgentAllow: []string{"api.example.com"}, Resolver: ptr("192.0.2.53")}
+	project := Layer{Kind: KindProject, Source: "/p/.stockade.json", AgentBlock: []string{"*.evil.example"}, Network: ptr("none")}
+	flag := Layer{Kind: KindFlag, Source: "flag", AgentAllow: []string{"*.github.com:443"}}
+	r, err := Resolve("/p", user, project, flag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Policy
+	if p.Network != "none" || p.AgentPolicy != "deny" || p.Resolver != "192.0.2.53" ||
+		!reflect.DeepEqual(p.AgentAllow, []string{"api.example.com", "*.github.com:443"}) || !reflect.DeepEqual(p.AgentBlock, []string{"*.evil.example"}) {
+		t.Errorf("resolved %+v", p)
+	}
+	for _, bad := range []Layer{
+		{AgentAllow: []string{"x.example"}}, {AgentPolicy: ptr("allow")}, {Resolver: ptr("192.0.2.1")},
+	} {
+		bad.Kind, bad.Source = KindProject, "/p/.stockade.json"
+		if _, err := Resolve("/p", bad); err == nil || !strings.Contains(err.Error(), "only tighten") {
+			t.Errorf("project layer %+v: %v", bad, err)
+		}
+	}
+	admin := Layer{Kind: KindAdmin, Source: "/etc/stockade/config.json", AgentPolicy: ptr("deny")}
+	if _, err := Resolve("/p", admin, Layer{Kind: KindFlag, Source: "flag", AgentPolicy: ptr("allow")}); err == nil || !strings.Contains(err.Error(), "agent_policy") {
+		t.Errorf("admin deny lifted: %v", err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"api.example.com:443", ""}, {"[2001:db8::1]:443", ""}, {"10.0.0.0/8", ""},
+		{"a b", "not allowed"}, {"", "not an egress rule"}, {"x;y", "not allowed"},
+	} {
+		_, err := parseRuleSyntax(tt.in)
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("parseRuleSyntax(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		in string
+		ok bool
+	}{{"192.0.2.53", true}, {"192.0.2.53:5353", true}, {"[2001:db8::53]:53", true}, {"dns.example", false}, {"192.0.2.53:0", false}} {
+		if _, err := parseResolver(tt.in); (err == nil) != tt.ok {
+			t.Errorf("parseResolver(%q) = %v", tt.in, err)
+		}
+	}
+}

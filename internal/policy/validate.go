@@ -102,7 +102,7 @@ func check(p Policy, home string, stat func(string) (fs.FileInfo, error)) *probl
 	if _, err := parseChoice(p.LogLevel, logLevels, "log level"); err != nil {
 		return &problem{"log_level", p.LogLevel, err.Error()}
 	}
-	if _, err := parseChoice(p.Network, networks, "network mode this version supports"); err != nil {
+	if _, err := parseChoice(p.Network, networks, "network mode"); err != nil {
 		return &problem{"network", p.Network, err.Error()}
 	}
 	return nil
@@ -194,8 +194,8 @@ func loosenings(p Policy, home string, uid int) []problem {
 			add("env", e, "env %s: a credential-shaped variable is passed in", name)
 		}
 	}
-	if p.Network != DefaultNetwork {
-		add("network", "", "network %s: the sandbox is not offline", p.Network)
+	if p.Network != "none" && p.AgentPolicy == "allow" {
+		add("agent_policy", "", "agent_policy allow: the sandbox reaches every public address (the private-range floor still holds)")
 	}
 	return out
 }

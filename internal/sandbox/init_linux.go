@@ -91,6 +91,11 @@ func setup(spec Spec) ([]uintptr, error) {
 	if err := netns.LoopbackUp(); err != nil {
 		return nil, stepError("network", err, ExitSetup)
 	}
+	if spec.Listen {
+		if err := sendListeners(); err != nil {
+			return nil, stepError("network", err, ExitSetup)
+		}
+	}
 	if err := mount.Setup(spec.Plan, initStagingBase); err != nil {
 		return nil, stepError("mount", err, ExitSetup)
 	}
@@ -110,6 +115,28 @@ func setup(spec Spec) ([]uintptr, error) {
 		return nil, stepError("cgroup namespace", os.NewSyscallError("unshare", err), ExitSetup)
 	}
 	return stdio, nil
+}
+
+// sendListeners creates the Listeners in the sandbox's network namespace and
+// sends them to the supervisor; init keeps none of them.
+func sendListeners() error {
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, l := range Listeners {
+		fd, err := netns.Listen(l.Network, l.Addr)
+		if err != nil {
+			return fmt.Errorf("creating the %s listener on %s/%s: %w", l.Name, l.Addr, l.Network, err)
+		}
+		fds = append(fds, fd)
+	}
+	if err := unix.Sendmsg(syncFD, []byte{msgListeners}, unix.UnixRights(fds...), nil, 0); err != nil {
+		return os.NewSyscallError("sendmsg", err)
+	}
+	return nil
 }
 
 // openPTY opens a pseudo-terminal in the sandbox's own devpts, sends its

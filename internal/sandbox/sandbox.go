@@ -5,8 +5,9 @@
 //
 //	supervisor (outside)            init (PID 1 inside)                 command
 //	   │ clone(CLONE_NEW*) ─────────▶ │
-//	   │ spec (fd 3) ───────────────▶ │ hostname, lo up, build the root,
-//	   │ cgroup: add init's pid       │ pivot_root
+//	   │ spec (fd 3) ───────────────▶ │ hostname, lo up
+//	   │ ◀── listeners (fd 4) ─────── │ (proxy mode: sockets on 127.0.0.1)
+//	   │ cgroup: add init's pid       │ build the root, pivot_root
 //	   │ ◀── pty master (fd 4) ────── │ (with a terminal: /dev/ptmx inside)
 //	   │ "placed" (fd 4) ───────────▶ │ unshare(CLONE_NEWCGROUP)
 //	   │                              │ no_new_privs, Landlock, drop caps,
@@ -29,6 +30,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
@@ -48,6 +50,7 @@ const (
 	msgQuiet        = 'Q' // init → supervisor: every process but init is gone
 	msgStarted      = 'S' // init → supervisor: the command is running
 	msgPTY          = 'T' // init → supervisor: the master of the command's pty (SCM_RIGHTS)
+	msgListeners    = 'L' // init → supervisor: the Listeners, in order (SCM_RIGHTS)
 )
 
 // Spec is everything init needs to build the sandbox and start the command.
@@ -56,6 +59,21 @@ type Spec struct {
 	Hostname string     `json:"hostname"`
 	Plan     mount.Plan `json:"plan"`
 	Exec     ExecSpec   `json:"exec"`
+	// Listen asks init for the proxy listeners (see Listeners).
+	Listen bool `json:"listen,omitempty"`
+}
+
+// Listeners are the sockets init creates inside the sandbox's network
+// namespace, on its only interface, and hands to the supervisor, which
+// serves them from the host's network namespace: no proxy process runs
+// inside, and nothing needs a bridge or root.
+var Listeners = []struct {
+	Name, Network, Addr string
+}{
+	{"http", "tcp", "127.0.0.1:3128"},
+	{"socks5", "tcp", "127.0.0.1:1080"},
+	{"dns", "tcp", "127.0.0.1:53"},
+	{"dns", "udp", "127.0.0.1:53"},
 }
 
 // ExecSpec is what init needs to confine itself and start the command.
@@ -89,4 +107,26 @@ func (e *StepError) Error() string {
 // cli.Run dispatches to them before parsing any flag.
 var Entrypoints = map[string]func() int{
 	initArg: initMain,
+}
+
+// Options are the host-side settings of one sandbox run.
+type Options struct {
+	Stdin, Stdout, Stderr *os.File
+	// OnStart runs once init exists and has its spec; the cgroup placement
+	// happens here. Init starts nothing of the command's before it returns.
+	OnStart func(pid int) error
+	// OnQuiet runs when the command has exited and init has killed and
+	// reaped every other process of the sandbox, just before init exits:
+	// from then on nothing inside can act, and host-side cleanup may start
+	// while the kernel tears the namespaces down.
+	OnQuiet func()
+	// OnPTY receives the master of the command's pseudo-terminal, which
+	// init opens inside when the spec asks for a terminal. The command
+	// starts after OnPTY returns, so the terminal's size can be set first.
+	OnPTY func(master *os.File) error
+	// OnCommand runs when init has started the command (its execve worked).
+	OnCommand func()
+	// OnListeners receives the Listeners init made (when the spec asks),
+	// in their order, before the command starts.
+	OnListeners func(files []*os.File) error
 }

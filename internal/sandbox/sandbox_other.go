@@ -4,20 +4,10 @@ package sandbox
 
 import (
 	"errors"
-	"os"
 )
 
 // ErrNotSupported: the native backend needs Linux.
 var ErrNotSupported = errors.New("the native sandbox needs Linux")
-
-// Options are the host-side settings of one sandbox run.
-type Options struct {
-	Stdin, Stdout, Stderr *os.File
-	OnStart               func(pid int) error
-	OnQuiet               func()
-	OnPTY                 func(master *os.File) error
-	OnCommand             func()
-}
 
 // Run returns ErrNotSupported.
 func Run(Spec, Options) (int, error) { return ExitSetup, ErrNotSupported }

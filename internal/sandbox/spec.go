@@ -21,6 +21,9 @@ type Config struct {
 	Env        []string
 	TTY        bool
 	MaxProcs   int64 // see ExecSpec.MaxProcs
+	// Proxy gives the sandbox the proxy listeners and points its DNS at
+	// the stub on 127.0.0.1 (network mode "proxy").
+	Proxy bool
 }
 
 // systemExec are the trees whose binaries may run.
@@ -31,6 +34,7 @@ func NewSpec(c Config, host mount.Host) (Spec, error) {
 	plan, err := mount.Build(mount.Config{
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
+		ResolvConf: resolvConf(c.Proxy),
 	}, host)
 	if err != nil {
 		return Spec{}, fmt.Errorf("planning the filesystem view: %w", err)
@@ -51,6 +55,7 @@ func NewSpec(c Config, host mount.Host) (Spec, error) {
 	}
 	tiers.WriteExec = append(tiers.WriteExec, c.RW...)
 	return Spec{
+		Listen:   c.Proxy,
 		ID:       c.ID,
 		Hostname: "stockade-" + c.ID,
 		Plan:     plan,
@@ -63,4 +68,13 @@ func NewSpec(c Config, host mount.Host) (Spec, error) {
 			MaxProcs: c.MaxProcs,
 		},
 	}, nil
+}
+
+// resolvConf points the sandbox's resolver at the DNS stub.
+func resolvConf(proxy bool) string {
+	if !proxy {
+		return ""
+	}
+	return "# stockade: names resolve through the supervisor's DNS stub, which\n" +
+		"# answers only names the session's policy allows.\nnameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
 }

@@ -15,25 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Options are the host-side settings of one sandbox run.
-type Options struct {
-	Stdin, Stdout, Stderr *os.File
-	// OnStart runs once init exists and has its spec; the cgroup placement
-	// happens here. Init starts nothing of the command's before it returns.
-	OnStart func(pid int) error
-	// OnQuiet runs when the command has exited and init has killed and
-	// reaped every other process of the sandbox, just before init exits:
-	// from then on nothing inside can act, and host-side cleanup may start
-	// while the kernel tears the namespaces down.
-	OnQuiet func()
-	// OnPTY receives the master of the command's pseudo-terminal, which
-	// init opens inside when the spec asks for a terminal. The command
-	// starts after OnPTY returns, so the terminal's size can be set first.
-	OnPTY func(master *os.File) error
-	// OnCommand runs when init has started the command (its execve worked).
-	OnCommand func()
-}
-
 // cloneFlags are the namespaces of every sandbox but the cgroup one, which
 // init enters itself once the supervisor has placed it in its cgroup, so that
 // the namespace's root is the sandbox's own group.
@@ -43,7 +24,7 @@ const cloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
 // initCaps are the capabilities init keeps across its execve when the user
 // is not root: only what building the sandbox needs, and only inside the new
 // user namespace. Init drops them all before the command starts.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE, unix.CAP_SETPCAP}
 
 // ErrNoUserNS means the kernel refused to create a user namespace.
 var ErrNoUserNS = errors.New("cannot create a user namespace")
@@ -184,11 +165,25 @@ func (s *Sandbox) Send(spec Spec) error {
 			return err
 		}
 	}
-	if spec.Exec.TTY {
-		master, err := s.receivePTY()
+	if spec.Listen {
+		files, err := s.receive(msgListeners, len(Listeners))
 		if err != nil {
 			return err
 		}
+		if s.opt.OnListeners == nil {
+			for _, f := range files {
+				f.Close()
+			}
+		} else if err := s.opt.OnListeners(files); err != nil {
+			return err
+		}
+	}
+	if spec.Exec.TTY {
+		files, err := s.receive(msgPTY, 1)
+		if err != nil {
+			return err
+		}
+		master := files[0]
 		if s.opt.OnPTY != nil {
 			if err := s.opt.OnPTY(master); err != nil {
 				master.Close()
@@ -208,30 +203,34 @@ func (s *Sandbox) Send(spec Spec) error {
 	return nil
 }
 
-// receivePTY reads init's msgPTY and the descriptor it carries, or the
+// receive reads init's message typ and the n descriptors it carries, or the
 // StepError init sent instead.
-func (s *Sandbox) receivePTY() (*os.File, error) {
+func (s *Sandbox) receive(typ byte, n int) ([]*os.File, error) {
 	buf := make([]byte, 64<<10)
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(s.sync.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	oob := make([]byte, unix.CmsgSpace(4*n))
+	m, oobn, _, _, err := unix.Recvmsg(int(s.sync.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("receiving the sandbox's terminal: %w", os.NewSyscallError("recvmsg", err))
+		return nil, fmt.Errorf("receiving descriptors from sandbox init: %w", os.NewSyscallError("recvmsg", err))
 	}
-	if n == 1 && buf[0] == msgPTY {
+	if m == 1 && buf[0] == typ {
 		cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 		if err == nil && len(cmsgs) == 1 {
-			if fds, err := unix.ParseUnixRights(&cmsgs[0]); err == nil && len(fds) == 1 {
-				return os.NewFile(uintptr(fds[0]), "pty-master"), nil
+			if fds, err := unix.ParseUnixRights(&cmsgs[0]); err == nil && len(fds) == n {
+				files := make([]*os.File, n)
+				for i, fd := range fds {
+					files[i] = os.NewFile(uintptr(fd), fmt.Sprintf("sandbox-%c%d", typ, i))
+				}
+				return files, nil
 			}
 		}
-		return nil, errors.New("receiving the sandbox's terminal: no descriptor came with it")
+		return nil, errors.New("receiving descriptors from sandbox init: they did not come with the message")
 	}
-	if n == 0 {
-		return nil, errors.New("sandbox init exited before opening the terminal")
+	if m == 0 {
+		return nil, errors.New("sandbox init exited before sending its descriptors")
 	}
 	e := &StepError{}
-	if json.Unmarshal(buf[:n], e) != nil {
-		e = &StepError{Step: "init", Msg: string(buf[:n]), Code: ExitSetup}
+	if json.Unmarshal(buf[:m], e) != nil {
+		e = &StepError{Step: "init", Msg: string(buf[:m]), Code: ExitSetup}
 	}
 	return nil, e
 }

@@ -25,9 +25,10 @@ const Version = 1
 
 // Ops of the control protocol.
 const (
-	OpAttach = "attach"
-	OpStop   = "stop"
-	OpStatus = "status"
+	OpAttach  = "attach"
+	OpStop    = "stop"
+	OpStatus  = "status"
+	OpNetwork = "network"
 )
 
 // Frame types.
@@ -45,14 +46,18 @@ type Request struct {
 	Op   string `json:"op"`
 	Rows uint16 `json:"rows,omitempty"` // attach: the client's window
 	Cols uint16 `json:"cols,omitempty"`
+	// network: allow, block, reset (Target) or list.
+	Action string `json:"action,omitempty"`
+	Target string `json:"target,omitempty"`
 }
 
 // Response is the supervisor's answer line.
 type Response struct {
-	V       int      `json:"v"`
-	OK      bool     `json:"ok"`
-	Error   string   `json:"error,omitempty"`
-	Session *Session `json:"session,omitempty"`
+	V       int         `json:"v"`
+	OK      bool        `json:"ok"`
+	Error   string      `json:"error,omitempty"`
+	Session *Session    `json:"session,omitempty"`
+	Rules   []RuleEntry `json:"rules,omitempty"` // network
 }
 
 // Exit is the payload of FrameExit.
@@ -83,9 +88,9 @@ func readRequest(r *bufio.Reader) (Request, error) {
 		return Request{}, fmt.Errorf("protocol version %d is not supported (this supervisor speaks %d); use the same stockade binary", req.V, Version)
 	}
 	switch req.Op {
-	case OpAttach, OpStop, OpStatus:
+	case OpAttach, OpStop, OpStatus, OpNetwork:
 	default:
-		return Request{}, fmt.Errorf("unknown op %q (known: attach, stop, status)", req.Op)
+		return Request{}, fmt.Errorf("unknown op %q (known: attach, stop, status, network)", req.Op)
 	}
 	return req, nil
 }

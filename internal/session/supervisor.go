@@ -15,6 +15,7 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/tripwire"
@@ -68,6 +69,17 @@ type supervisor struct {
 	stopping   bool
 	stop       chan struct{} // closed by the first stop request
 	auditOnce  sync.Once
+	proxy      *egress.Proxy
+	rules      *egress.Rules
+}
+
+// serveHook serves each run's listeners with the session's one proxy, so
+// that runtime rules outlive restarts.
+func (s *supervisor) serveHook() func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn) {
+	if s.proxy == nil {
+		return nil
+	}
+	return job.ServeWith(s.proxy)
 }
 
 // Supervise runs the session until its command is done for good. ready is
@@ -100,6 +112,19 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 			"memory": p.Memory, "cpus": p.CPUs, "pids": p.Pids, "tripwire": cfg.Tripwire,
 		},
 	})
+
+	if cfg.Job.Policy.Network == "proxy" {
+		px, rules, err := job.Egress(cfg.Job.Policy, cfg.ID, func(event string, f map[string]any) {
+			s.logFrom(audit.SourceEgress, event, f)
+		})
+		if err != nil {
+			signalReady(err)
+			ln.Close()
+			return sandbox.ExitSetup
+		}
+		defer px.Close()
+		s.proxy, s.rules = px, rules
+	}
 
 	cg, report, err := cgroup.New("stockade-"+cfg.ID, cfg.Limits)
 	if err != nil {
@@ -150,6 +175,7 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 			Snapshot:  true,
 			Restored:  s.restored,
 			OnTamper:  s.tamperHook(),
+			Serve:     s.serveHook(),
 			Warn:      func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
 		})
 		s.clearMaster()
@@ -406,6 +432,13 @@ func (s *supervisor) serve(conn *net.UnixConn) {
 	case OpStop:
 		s.requestStop(fmt.Sprintf("stockade stop (pid %d)", peerPID(conn)))
 		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess})
+	case OpNetwork:
+		rules, err := s.network(req)
+		if err != nil {
+			writeJSONLine(conn, Response{V: Version, Error: err.Error()})
+			return
+		}
+		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess, Rules: rules})
 	case OpAttach:
 		if err := writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess}); err != nil {
 			return

@@ -1,0 +1,83 @@
+package job
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/policy"
+)
+
+// Egress builds the egress proxy of a session from its policy: the rules,
+// the resolver, and the host's own addresses, which the floor refuses like
+// private ones. audit receives one event per connection and denial.
+func Egress(p policy.Policy, session string, audit func(string, map[string]any)) (*egress.Proxy, *egress.Rules, error) {
+	mode, err := egress.ParseMode(p.AgentPolicy)
+	if err != nil {
+		return nil, nil, err
+	}
+	parse := func(key string, in []string) ([]egress.Rule, error) {
+		var out []egress.Rule
+		for _, s := range in {
+			r, err := egress.ParseRule(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s %q: %w", key, s, err)
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	allow, err := parse("agent_allow", p.AgentAllow)
+	if err != nil {
+		return nil, nil, err
+	}
+	block, err := parse("agent_block", p.AgentBlock)
+	if err != nil {
+		return nil, nil, err
+	}
+	resolver, err := egress.NewResolver(p.Resolver)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolver %q: %w", p.Resolver, err)
+	}
+	rules := egress.NewRules(mode, allow, block)
+	px := egress.New(egress.Config{
+		Session: session, Rules: rules, Resolver: resolver, HostAddrs: hostAddrs(), Audit: audit,
+	})
+	return px, rules, nil
+}
+
+// ServeWith returns a Hooks.Serve that serves the listeners with px.
+func ServeWith(px *egress.Proxy) func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn) {
+	return func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn) {
+		go px.ServeHTTPProxy(http)
+		go px.ServeSOCKS5(socks)
+		go px.ServeDNSTCP(dnsTCP)
+		go px.ServeDNS(dnsUDP)
+	}
+}
+
+// hostAddrs are the addresses of the host's interfaces.
+func hostAddrs() []netip.Addr {
+	var out []netip.Addr
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr().Unmap())
+		}
+	}
+	return out
+}
+
+// LiftsFloor reports whether an allow rule names an address the floor
+// would otherwise refuse (a private, loopback, link-local or metadata
+// range): a loosening, printed and logged as such.
+func LiftsFloor(rule string) bool {
+	r, err := egress.ParseRule(rule)
+	if err != nil || !r.IsAddr() {
+		return false
+	}
+	a := r.Prefix.Addr().Unmap()
+	return a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() ||
+		netip.MustParsePrefix("100.64.0.0/10").Overlaps(r.Prefix) || r.Prefix.Bits() < 8
+}

@@ -1,0 +1,56 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/stockade-dev/stockade/internal/audit"
+	"github.com/stockade-dev/stockade/internal/egress"
+)
+
+// Network actions of the control protocol's "network" op.
+const (
+	NetAllow = "allow"
+	NetBlock = "block"
+	NetReset = "reset"
+	NetList  = "list"
+)
+
+// RuleEntry is one egress rule as the control protocol reports it.
+type RuleEntry struct {
+	List string `json:"list"` // "allow" or "block"
+	Rule string `json:"rule"`
+}
+
+// network changes or lists the session's egress rules. A change applies to
+// new connections at once and is recorded in the audit log.
+func (s *supervisor) network(req Request) ([]RuleEntry, error) {
+	if s.rules == nil {
+		return nil, fmt.Errorf("session %s has no network proxy (network mode %q)", s.cfg.ID, s.cfg.Job.Policy.Network)
+	}
+	if req.Action != NetList {
+		r, err := egress.ParseRule(req.Target)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", req.Target, err)
+		}
+		var changed bool
+		switch req.Action {
+		case NetAllow:
+			changed = s.rules.Allow(r)
+		case NetBlock:
+			changed = s.rules.Block(r)
+		case NetReset:
+			changed = s.rules.Reset(r)
+		default:
+			return nil, fmt.Errorf("unknown network action %q (known: allow, block, reset, list)", req.Action)
+		}
+		s.log(audit.EventNetworkRule, map[string]any{"action": req.Action, "rule": r.String(), "changed": changed})
+	}
+	var out []RuleEntry
+	for _, e := range s.rules.List() {
+		out = append(out, RuleEntry{List: string(e.List), Rule: e.Rule.String()})
+	}
+	if out == nil {
+		out = []RuleEntry{}
+	}
+	return out, nil
+}
