@@ -41,7 +41,7 @@ func (d *Dialer) DialDecision(ctx context.Context, dec Decision) (net.Conn, neti
 
 // tunnelBufSize is the copy buffer of one direction of one tunnel: two per
 // tunnel, so 1000 tunnels hold 32 MiB.
-const tunnelBufSize = 16 << 10
+const tunnelBufSize = 128 << 10
 
 // splice copies client→upstream and upstream→client until both directions
 // end, then closes both. A clean EOF in one direction is passed on as a
@@ -72,12 +72,19 @@ func splice(client, upstream net.Conn, idle time.Duration) (out, in int64, err e
 func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64, error) {
 	buf := make([]byte, tunnelBufSize)
 	var n int64
+	// Deadlines are pushed forward at most every idle/8, not per read: the
+	// timer updates would otherwise cost a large share of the throughput.
+	step := idle / 8
+	var set time.Time
 	for {
-		src.SetReadDeadline(time.Now().Add(idle))
+		if now := time.Now(); now.Sub(set) > step {
+			set = now
+			src.SetReadDeadline(now.Add(idle))
+			dst.SetWriteDeadline(now.Add(idle))
+		}
 		nr, rerr := src.Read(buf)
 		if nr > 0 {
 			last.Store(time.Now().UnixNano())
-			dst.SetWriteDeadline(time.Now().Add(idle))
 			nw, werr := dst.Write(buf[:nr])
 			n += int64(nw)
 			if werr != nil {
@@ -93,6 +100,7 @@ func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64,
 			return n, nil
 		case isTimeout(rerr) && time.Since(time.Unix(0, last.Load())) < idle:
 			// The other direction is busy: a download with a silent client.
+			set = time.Time{}
 		default:
 			src.Close()
 			dst.Close()
