@@ -49,10 +49,21 @@ go build -o "$out/stockade" ./cmd/stockade
 go build -o "$out/probe" ./test/escape/probe
 export STOCKADE_BIN="$out/stockade" STOCKADE_PROBE="$out/probe"
 
+if [ "$(id -u)" = 0 ]; then
+	echo "== test network (203.0.113.0/24 in netns stk-testnet)"
+	trap 'scripts/testnet.sh down >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
+	scripts/testnet.sh up >/dev/null
+elif ! scripts/testnet.sh status >/dev/null 2>&1; then
+	echo "test.sh: the test network is down; the network tests will fail (as root: scripts/testnet.sh up)" >&2
+fi
+
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 12m ./...
 echo "== fuzz (short)"
-go test -run XXX -fuzz FuzzParseSize -fuzztime 10s ./internal/policy/ >/dev/null
+go test -run XXX -fuzz FuzzParseFile -fuzztime 8s ./internal/policy/ >/dev/null
+go test -run XXX -fuzz FuzzParseRule -fuzztime 8s ./internal/egress/ >/dev/null
+go test -run XXX -fuzz FuzzSOCKS5Request -fuzztime 8s ./internal/egress/ >/dev/null
+go test -run XXX -fuzz FuzzVerify -fuzztime 8s ./internal/audit/ >/dev/null
 
 if [ "$(id -u)" != 0 ]; then
 	echo "(not root: the pass as a second, unprivileged user is skipped)"

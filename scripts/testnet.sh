@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The test network of the network end-to-end tests: a network namespace
+# stk-testnet, joined to the host by a veth pair, in which test/netenv/server
+# plays the Internet on TEST-NET-3 addresses (203.0.113.0/24, which route
+# nowhere outside this machine):
+#
+#   host   stk-h0  203.0.113.1/24
+#   netns  stk-n0  203.0.113.10 (HTTP :80, HTTPS :443), 203.0.113.20 (echo :7),
+#                  203.0.113.53 (DNS :53 UDP+TCP)
+#
+# Usage: scripts/testnet.sh up|down|status (root for up and down; every
+# command is idempotent). `up` builds the server with go unless
+# STK_TESTNET_SERVER names a prebuilt one. The server outlives this script
+# (setsid); `down` stops it and removes the namespace and the veth pair.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ns=stk-testnet
+hostif=stk-h0
+nsif=stk-n0
+pidfile=/run/stk-testnet.pid
+logfile=/run/stk-testnet.log
+querylog=/run/stk-testnet-queries.log
+ready=/run/stk-testnet.ready
+server_bin=${STK_TESTNET_SERVER:-/run/stk-testnet-server}
+
+server_pid() {
+	local pid
+	pid=$(cat "$pidfile" 2>/dev/null) || return 1
+	# The pid must still be our server, not a recycled number.
+	# (cmdline, unlike exe, is readable by a user checking the status).
+	[ -n "$pid" ] && [ "$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n1)" = "$server_bin" ] || return 1
+	echo "$pid"
+}
+
+ns_exists() { ip netns list 2>/dev/null | grep -qw "^$ns"; }
+
+# answers HOST PORT: a TCP connect from the host within 2 s.
+answers() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
+
+status() {
+	local ok=0
+	if ns_exists; then echo "netns $ns: present"; else echo "netns $ns: absent"; ok=1; fi
+	if ip -br addr show dev "$hostif" 2>/dev/null | grep -q 203.0.113.1/24; then
+		echo "veth $hostif: $(ip -br addr show dev "$hostif" | awk '{print $2, $3}')"
+	else
+		echo "veth $hostif: absent"; ok=1
+	fi
+	if pid=$(server_pid); then echo "server: pid $pid, log $logfile, queries $querylog"; else echo "server: not running"; ok=1; fi
+	# Probe only through our veth: without it the default route would carry
+	# the probes off this machine.
+	if ! ip route get 203.0.113.10 2>/dev/null | grep -qw "dev $hostif"; then
+		echo "203.0.113.0/24: not routed through $hostif; ports not probed"
+		return 1
+	fi
+	for hp in 203.0.113.10:80 203.0.113.10:443 203.0.113.20:7 203.0.113.53:53; do
+		if answers "${hp%:*}" "${hp#*:}"; then echo "$hp: answers"; else echo "$hp: no answer"; ok=1; fi
+	done
+	return $ok
+}
+
+up() {
+	local missing=()
+	[ "$(id -u)" = 0 ] || missing+=("root (run: sudo $0 up)")
+	command -v ip >/dev/null || missing+=("ip (apt-get install -y iproute2)")
+	command -v setsid >/dev/null || missing+=("setsid (apt-get install -y util-linux)")
+	[ -x "$server_bin" ] || command -v go >/dev/null || missing+=("go, or STK_TESTNET_SERVER=<prebuilt test/netenv/server>")
+	if [ ${#missing[@]} -gt 0 ]; then
+		printf 'testnet.sh: cannot bring the test network up; missing: %s\n' "${missing[@]}" >&2
+		exit 1
+	fi
+	if [ -z "${STK_TESTNET_SERVER:-}" ]; then
+		CGO_ENABLED=0 go build -o "$server_bin" ./test/netenv/server
+	fi
+
+	ns_exists || ip netns add "$ns"
+	if ! ip link show "$hostif" >/dev/null 2>&1; then
+		ip link add "$hostif" type veth peer name "$nsif" netns "$ns"
+	fi
+	ip addr replace 203.0.113.1/24 dev "$hostif"
+	ip link set "$hostif" up
+	for a in 203.0.113.10/24 203.0.113.53/24 203.0.113.20/24; do
+		ip -n "$ns" addr replace "$a" dev "$nsif"
+	done
+	ip -n "$ns" link set "$nsif" up
+	ip -n "$ns" link set lo up
+
+	if pid=$(server_pid); then
+		echo "testnet: server already running (pid $pid)"
+	else
+		rm -f "$ready"
+		: >"$querylog"
+		chmod 644 "$querylog"
+		setsid ip netns exec "$ns" "$server_bin" -querylog "$querylog" -ready "$ready" \
+			</dev/null >>"$logfile" 2>&1 &
+		pid=$!
+		echo "$pid" >"$pidfile"
+		# The server writes $ready once every listener is bound. No event
+		# reaches a shell from another session, so poll, bounded: 100 x 0.1 s.
+		for _ in $(seq 100); do
+			[ -e "$ready" ] && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if [ ! -e "$ready" ]; then
+			echo "testnet.sh: the server did not report ready; its log ($logfile):" >&2
+			tail -n 20 "$logfile" >&2
+			exit 1
+		fi
+	fi
+	chmod 644 "$querylog"
+	status
+}
+
+down() {
+	[ "$(id -u)" = 0 ] || { echo "testnet.sh: down needs root (run: sudo $0 down)" >&2; exit 1; }
+	if pid=$(server_pid); then
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	# The query log goes too: tests take its presence for a running server.
+	rm -f "$pidfile" "$ready" "$querylog"
+	! ip link show "$hostif" >/dev/null 2>&1 || ip link del "$hostif"
+	! ns_exists || ip netns del "$ns"
+	echo "testnet: down"
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+status) status ;;
+*) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac
