@@ -107,21 +107,34 @@ func createPlaceholder(p string, dir bool) (Placeholder, error) {
 		if err := os.Mkdir(p, 0o755); err != nil {
 			return Placeholder{}, err
 		}
+	} else if filepath.Ext(p) == ".json" {
+		// Written aside, then linked into place: the name never exists
+		// without its content, so a reader (another stockade loading a
+		// .stockade.json placeholder) never sees an empty file.
+		tmp, err := os.CreateTemp(filepath.Dir(p), ".stockade-placeholder-*")
+		if err != nil {
+			return Placeholder{}, err
+		}
+		_, err = tmp.WriteString(placeholderJSON)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp.Name(), 0o644)
+		}
+		if err == nil {
+			err = os.Link(tmp.Name(), p) // EEXIST when another stockade was first
+		}
+		os.Remove(tmp.Name())
+		if err != nil {
+			return Placeholder{}, err
+		}
 	} else {
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return Placeholder{}, err
 		}
-		if filepath.Ext(p) == ".json" {
-			_, err = f.WriteString(placeholderJSON)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(p)
-			return Placeholder{}, err
-		}
+		f.Close()
 	}
 	fi, err := os.Lstat(p)
 	if err != nil {

@@ -22,6 +22,12 @@ import (
 // Hello is the body of /; tests compare it exactly.
 const Hello = "hello from the test host\n"
 
+// Packument is what the registry endpoint answers for stockade-probe.
+const Packument = `{"name":"stockade-probe","dist-tags":{"latest":"1.2.3"},` +
+	`"versions":{"1.2.3":{"name":"stockade-probe","version":"1.2.3","description":"served by the test host",` +
+	`"dist":{"tarball":"http://allowed.test/registry/stockade-probe-1.2.3.tgz","shasum":"0000000000000000000000000000000000000000"}}},` +
+	`"time":{"1.2.3":"2026-01-01T00:00:00.000Z"}}`
+
 // bigSize is the length of /big: enough for a throughput benchmark through
 // the proxy, small enough for a test.
 const bigSize = 64 << 20
@@ -38,6 +44,12 @@ func newHandler(repoDir string) http.Handler {
 		if r.Method != http.MethodHead {
 			io.Copy(w, io.LimitReader(&pattern{}, bigSize))
 		}
+	})
+	// A registry-like endpoint: the packument of one npm package, enough
+	// for `npm view` (tarballs are not served).
+	mux.HandleFunc("/registry/stockade-probe", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, Packument)
 	})
 	// FileServer ignores ?service=git-upload-pack, so git sees a dumb server.
 	mux.Handle("/repo.git/", http.FileServer(http.Dir(repoDir)))
