@@ -1,0 +1,276 @@
+package authproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of the Config fields left zero, and of the wiring.
+const (
+	DefaultAddr            = "127.0.0.1:2376" // inside the sandbox
+	DefaultDummy           = "sk-proxy"
+	DefaultShutdownTimeout = 10 * time.Second
+	maxHeaderBytes         = 64 << 10
+	minKeyLen              = 8
+)
+
+// Audit event names, as internal/audit knows them.
+const (
+	EventRequest = "auth_request"
+	EventDenied  = "auth_denied"
+)
+
+// Route is where one route forwards and with which key.
+type Route struct {
+	Upstream *url.URL // base URL; the path after /<route> is joined to its path
+	Key      string   // the real key; never leaves the supervisor except to Upstream
+	Style    Style    // where Key is sent: XAPIKey, Bearer or GoogAPIKey
+}
+
+// Config configures a Proxy. New copies it; changing it later has no effect.
+type Config struct {
+	// Routes maps a route name from the table (Names) to its upstream and key.
+	Routes map[string]Route
+	// Dummy is the key the sandbox holds; "" means DefaultDummy.
+	Dummy string
+	// Audit receives one event per request, from many goroutines at once;
+	// nil discards them.
+	Audit func(event string, fields map[string]any)
+	// Transport makes the upstream requests; nil means a tuned
+	// http.Transport (HTTP/2, TLS ≥ 1.2, transparent gzip so that responses
+	// can be scrubbed, the host's proxy variables honored).
+	Transport http.RoundTripper
+	// AllowHTTP names the routes whose upstream may be plain http: only when
+	// the user asked (--upstream ROUTE=http://…).
+	AllowHTTP map[string]bool
+	// ShutdownTimeout bounds how long Close waits for requests in flight
+	// (streams included); 0 means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+}
+
+// Proxy is the auth proxy of one session. It is an http.Handler, and Serve
+// serves it on listeners.
+type Proxy struct {
+	cfg       Config
+	routes    map[string]*route
+	names     []string // of routes, sorted
+	transport http.RoundTripper
+	srv       *http.Server
+}
+
+// route is a configured route with its reverse proxy.
+type route struct {
+	Route
+	prov Provider
+	rp   *httputil.ReverseProxy
+}
+
+// New checks cfg and returns a Proxy.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Dummy == "" {
+		cfg.Dummy = DefaultDummy
+	}
+	if !printable(cfg.Dummy) {
+		return nil, errors.New("configuring the auth proxy: the dummy key must be printable ASCII without spaces")
+	}
+	if cfg.Audit == nil {
+		cfg.Audit = func(string, map[string]any) {}
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = defaultTransport()
+	}
+	p := &Proxy{cfg: cfg, routes: map[string]*route{}, transport: cfg.Transport}
+	for name, r := range cfg.Routes {
+		rt, err := p.newRoute(name, r)
+		if err != nil {
+			return nil, fmt.Errorf("configuring auth proxy route %s: %w", name, err)
+		}
+		p.routes[name] = rt
+		p.names = append(p.names, name)
+	}
+	slices.Sort(p.names)
+	p.srv = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
+		// OPTIONS * too must reach admit, to be refused like any non-origin form.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     log.New(io.Discard, "", 0),
+	}
+	return p, nil
+}
+
+func (p *Proxy) newRoute(name string, r Route) (*route, error) {
+	prov, ok := LookupProvider(name)
+	switch {
+	case !ok || prov.Name != name:
+		return nil, fmt.Errorf("unknown route; known routes: %s", strings.Join(Names(), ", "))
+	case r.Upstream == nil:
+		return nil, errors.New("no upstream")
+	case len(r.Key) < minKeyLen || !printable(r.Key):
+		return nil, fmt.Errorf("the key is not an API key (printable ASCII, at least %d characters)", minKeyLen)
+	case r.Key == p.cfg.Dummy || strings.Contains(r.Key, p.cfg.Dummy) || strings.Contains(p.cfg.Dummy, r.Key):
+		return nil, errors.New("the real key and the dummy key overlap")
+	case r.Style != XAPIKey && r.Style != Bearer && r.Style != GoogAPIKey:
+		return nil, fmt.Errorf("cannot send a key as %v", r.Style)
+	}
+	if err := checkUpstream(r.Upstream, p.cfg.AllowHTTP[name]); err != nil {
+		return nil, err
+	}
+	u := *r.Upstream // never share the caller's URL
+	r.Upstream = &u
+	rt := &route{Route: r, prov: prov}
+	rt.rp = &httputil.ReverseProxy{
+		Rewrite:        rt.rewrite,
+		Transport:      p.transport,
+		FlushInterval:  -1, // flush after every write: SSE goes through chunk by chunk
+		ModifyResponse: rt.modifyResponse,
+		ErrorHandler:   rt.upstreamError,
+		ErrorLog:       log.New(io.Discard, "", 0),
+	}
+	return rt, nil
+}
+
+func defaultTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxIdleConns:           256,
+		MaxIdleConnsPerHost:    64,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+		ReadBufferSize:         64 << 10,
+		WriteBufferSize:        64 << 10,
+	}
+}
+
+// Names returns the configured route names, sorted.
+func (p *Proxy) Names() []string { return slices.Clone(p.names) }
+
+// Serve serves the proxy on l until Close; it then returns nil.
+func (p *Proxy) Serve(l net.Listener) error {
+	err := p.srv.Serve(l)
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("serving the auth proxy on %s: %w", l.Addr(), err)
+}
+
+// Close stops accepting, waits up to ShutdownTimeout for requests in flight
+// (streams included) to finish, then cuts the rest. It returns an error
+// when it had to cut.
+func (p *Proxy) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+	defer cancel()
+	err := p.srv.Shutdown(ctx)
+	if err != nil {
+		p.srv.Close()
+		err = fmt.Errorf("closing the auth proxy: requests still running after %v were cut: %w", p.cfg.ShutdownTimeout, err)
+	}
+	if t, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+	return err
+}
+
+// ServeHTTP admits the request, forwards it to its route's upstream with the
+// real key, and records one audit event.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rt, path, d := p.admit(r)
+	if d != nil {
+		p.refuse(w, r, rt, path, d)
+		return
+	}
+	model := requestModel(r, path)
+	body := &countingBody{ReadCloser: r.Body}
+	if r.Body != nil {
+		r.Body = body
+	}
+	sw := &responseWriter{ResponseWriter: w, key: rt.Key}
+	rt.rp.ServeHTTP(sw, r)
+	scrubHeader(w.Header(), rt.Key) // trailers, set after the body
+	f := map[string]any{
+		"provider": rt.prov.Name, "method": r.Method, "path": logPath(path), "status": sw.status,
+		"request_bytes": body.n.Load(), "response_bytes": sw.n, "duration_ms": time.Since(start).Milliseconds(),
+	}
+	if model != "" {
+		f["model"] = model
+	}
+	if sw.err != nil {
+		f["error"] = sw.err.Error()
+	}
+	p.cfg.Audit(EventRequest, f)
+}
+
+// responseWriter records status and size, and scrubs the headers at every
+// WriteHeader (1xx, final, errors).
+type responseWriter struct {
+	http.ResponseWriter
+	key    string
+	status int
+	n      int64
+	err    error // from the upstream round trip
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	scrubHeader(w.Header(), w.key)
+	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController (used by ReverseProxy) flush and hijack.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countingBody counts the request bytes the transport reads, from its own
+// goroutine.
+type countingBody struct {
+	io.ReadCloser
+	n atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return s != ""
+}
