@@ -11,7 +11,7 @@ user=stockade-test
 # command -> Debian package providing it
 declare -A need=(
 	[go]="" [gcc]=gcc [git]=git [tmux]=tmux [bwrap]=bubblewrap [setpriv]=util-linux
-	[python3]=python3 [curl]=curl [ip]=iproute2 [useradd]=passwd
+	[python3]=python3 [curl]=curl [ip]=iproute2 [useradd]=passwd [npm]=npm
 )
 missing=()
 for cmd in "${!need[@]}"; do
@@ -56,6 +56,19 @@ if [ "$(id -u)" = 0 ]; then
 elif ! scripts/testnet.sh status >/dev/null 2>&1; then
 	echo "test.sh: the test network is down; the network tests will fail (as root: scripts/testnet.sh up)" >&2
 fi
+
+# The real agent CLIs for the end-to-end agent tests, pinned, in a prefix
+# every user can read. Nothing in the tests talks to a real provider.
+agents=/opt/stockade-test-agents
+claude_version=2.1.330
+if [ "$(id -u)" = 0 ] && command -v npm >/dev/null; then
+	if ! "$agents/bin/claude" --version 2>/dev/null | grep -q "$claude_version"; then
+		echo "== installing @anthropic-ai/claude-code@$claude_version into $agents"
+		npm install -g --silent --prefix "$agents" "@anthropic-ai/claude-code@$claude_version" >/dev/null 2>&1
+	fi
+	chmod -R a+rX "$agents"
+fi
+[ -x "$agents/bin/claude" ] && export STOCKADE_AGENT_BIN="$agents/bin"
 
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 12m ./...

@@ -19,17 +19,21 @@ import (
 var Version = "dev"
 
 type root struct {
-	Run     runCmd     `cmd:"" help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
-	List    listCmd    `cmd:"" help:"List sessions."`
-	Attach  attachCmd  `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
-	Stop    stopCmd    `cmd:"" help:"Stop a session."`
-	Delete  deleteCmd  `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
-	Logs    logsCmd    `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
-	Network networkCmd `cmd:"" help:"Change or list a running session's egress rules."`
-	Prune   pruneCmd   `cmd:"" help:"Remove stopped sessions and their audit logs."`
-	Doctor  doctorCmd  `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
-	Policy  policyCmd  `cmd:"" help:"Inspect the effective policy."`
-	Version versionCmd `cmd:"" help:"Print the version."`
+	Run      runCmd      `cmd:"" help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
+	Claude   claudeCmd   `cmd:"" help:"Run Claude Code in a session, keys kept outside the sandbox."`
+	Codex    codexCmd    `cmd:"" help:"Run OpenAI Codex CLI in a session."`
+	Opencode opencodeCmd `cmd:"" help:"Run OpenCode in a session."`
+	Gemini   geminiCmd   `cmd:"" help:"Run Gemini CLI in a session."`
+	List     listCmd     `cmd:"" help:"List sessions."`
+	Attach   attachCmd   `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
+	Stop     stopCmd     `cmd:"" help:"Stop a session."`
+	Delete   deleteCmd   `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
+	Logs     logsCmd     `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
+	Network  networkCmd  `cmd:"" help:"Change or list a running session's egress rules."`
+	Prune    pruneCmd    `cmd:"" help:"Remove stopped sessions and their audit logs."`
+	Doctor   doctorCmd   `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
+	Policy   policyCmd   `cmd:"" help:"Inspect the effective policy."`
+	Version  versionCmd  `cmd:"" help:"Print the version."`
 }
 
 // grammar returns the command-line model to parse args with: only the named

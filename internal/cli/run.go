@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -24,8 +23,13 @@ import (
 type runCmd struct {
 	policyFlags
 	Detach   bool     `short:"d" help:"Start a session in the background and print its ID."`
-	Tripwire bool     `help:"Stop the session if a protected or masked host path changes (sessions only)."`
-	Command  []string `arg:"" passthrough:"partial" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
+	Tripwire bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
+	Command  []string `arg:"" optional:"" passthrough:"partial" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
+
+	// Set by the agent commands (agent.go), not by flags.
+	homeName string                                // the sandbox HOME: home/<homeName>
+	extraEnv map[string]string                     // variables the agent profile sets
+	prepare  func(*job.Job, policy.Resolved) error // the agent's last word on the job
 }
 
 func (c *runCmd) Help() string {
@@ -68,18 +72,26 @@ func (c *runCmd) run() error {
 	if c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
 		return c.session(j, r, home, log)
 	}
-	var serve func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn)
+	var serve func(job.Listeners)
 	if j.Policy.Network == "proxy" {
-		px, _, err := job.Egress(j.Policy, j.ID, func(event string, f map[string]any) {
-			if event != "connection" {
-				log.info("network: %s %v", event, f)
+		note := func(event string, f map[string]any) {
+			if event != "connection" && event != "auth_request" {
+				log.info("%s: %v", event, f)
 			}
-		})
+		}
+		px, _, err := job.Egress(j.Policy, j.ID, note)
 		if err != nil {
 			return err
 		}
 		defer px.Close()
-		serve = job.ServeWith(px)
+		auth, err := job.AuthProxy(j, note)
+		if err != nil {
+			return err
+		}
+		if auth != nil {
+			defer auth.Close()
+		}
+		serve = job.ServeWith(px, auth)
 	}
 	cg, report, err := cgroup.New("stockade-"+j.ID, limitsOf(r))
 	if err != nil {
@@ -130,7 +142,11 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
-	homeSource := filepath.Join(dataHome(home), "stockade", "home", "run")
+	name := c.homeName
+	if name == "" {
+		name = "run"
+	}
+	homeSource := filepath.Join(dataHome(home), "stockade", "home", name)
 	if err := os.MkdirAll(homeSource, 0o700); err != nil {
 		return job.Job{}, r, "", fmt.Errorf("creating the sandbox HOME %s: %w", homeSource, err)
 	}
@@ -142,12 +158,21 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 			extra[k] = v
 		}
 	}
+	for k, v := range c.extraEnv {
+		extra[k] = v
+	}
 	env, _ := environ.Build(os.Environ(), r.Policy.Env, extra)
-	return job.Job{
+	j := job.Job{
 		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
 		Home: home, HomeSource: homeSource, Records: job.RecordsDir(stateHome(home)),
 		Argv: argv, Env: env,
-	}, r, home, nil
+	}
+	if c.prepare != nil {
+		if err := c.prepare(&j, r); err != nil {
+			return job.Job{}, r, home, err
+		}
+	}
+	return j, r, home, nil
 }
 
 // printStatus prints the start line, then every downgrade and loosening.

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 
+	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/policy"
 )
@@ -47,13 +49,20 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 	return px, rules, nil
 }
 
-// ServeWith returns a Hooks.Serve that serves the listeners with px.
-func ServeWith(px *egress.Proxy) func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn) {
-	return func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn) {
-		go px.ServeHTTPProxy(http)
-		go px.ServeSOCKS5(socks)
-		go px.ServeDNSTCP(dnsTCP)
-		go px.ServeDNS(dnsUDP)
+// ServeWith returns a Hooks.Serve that serves the listeners with px, and
+// the auth listener with auth (nil: nobody listens there, so a connection
+// to 127.0.0.1:2376 is refused).
+func ServeWith(px *egress.Proxy, auth *authproxy.Proxy) func(Listeners) {
+	return func(ls Listeners) {
+		go px.ServeHTTPProxy(ls.HTTP)
+		go px.ServeSOCKS5(ls.SOCKS5)
+		go px.ServeDNSTCP(ls.DNSTCP)
+		go px.ServeDNS(ls.DNSUDP)
+		if auth != nil {
+			go auth.Serve(ls.Auth)
+		} else {
+			ls.Auth.Close()
+		}
 	}
 }
 
@@ -80,4 +89,24 @@ func LiftsFloor(rule string) bool {
 	a := r.Prefix.Addr().Unmap()
 	return a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() ||
 		netip.MustParsePrefix("100.64.0.0/10").Overlaps(r.Prefix) || r.Prefix.Bits() < 8
+}
+
+// AuthProxy builds the auth proxy of j, or nil when j has no routes.
+func AuthProxy(j Job, audit func(string, map[string]any)) (*authproxy.Proxy, error) {
+	if len(j.Auth) == 0 {
+		return nil, nil
+	}
+	routes := map[string]authproxy.Route{}
+	for name, r := range j.Auth {
+		u, err := url.Parse(r.Upstream)
+		if err != nil {
+			return nil, fmt.Errorf("upstream of route %s: %w", name, err)
+		}
+		routes[name] = authproxy.Route{Upstream: u, Key: r.Key, Style: r.Style}
+	}
+	allow := map[string]bool{}
+	for _, n := range j.AllowHTTP {
+		allow[n] = true
+	}
+	return authproxy.New(authproxy.Config{Routes: routes, Audit: audit, AllowHTTP: allow})
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -31,6 +32,18 @@ type Job struct {
 	Records    string        `json:"records"`             // where placeholder records live
 	Argv       []string      `json:"argv"`
 	Env        []string      `json:"env"`
+	// Auth are the auth proxy's routes with the real keys: they reach only
+	// the supervisor (this struct travels to it over a private pipe) and
+	// never the sandbox. AllowHTTP names routes whose upstream may be http.
+	Auth      map[string]AuthRoute `json:"auth,omitempty"`
+	AllowHTTP []string             `json:"allow_http,omitempty"`
+}
+
+// AuthRoute is one route of the auth proxy.
+type AuthRoute struct {
+	Upstream string          `json:"upstream"`
+	Key      string          `json:"key"`
+	Style    authproxy.Style `json:"style"`
 }
 
 // Hooks connect a run to its terminal, its cgroup and its log.
@@ -51,10 +64,15 @@ type Hooks struct {
 	// OnTamper, when set, watches the snapshot while the command runs and
 	// is called with the first change (the caller stops the run).
 	OnTamper func(tripwire.Change)
-	// Serve serves the sandbox's proxy listeners (network mode "proxy"):
-	// HTTP, SOCKS5 and DNS over TCP, then DNS over UDP. Run closes them
-	// when the sandbox is gone, which ends the serving.
-	Serve func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn)
+	// Serve serves the sandbox's proxy listeners (network mode "proxy").
+	// Run closes them when the sandbox is gone, which ends the serving.
+	Serve func(Listeners)
+}
+
+// Listeners are the sockets init made inside the sandbox (sandbox.Listeners).
+type Listeners struct {
+	HTTP, SOCKS5, DNSTCP, Auth net.Listener
+	DNSUDP                     net.PacketConn
 }
 
 // Run runs j once and returns the command's exit status. Init is cloned
@@ -211,35 +229,48 @@ func RecordsDir(stateHome string) string {
 
 // serve turns the listener descriptors from init into net values and hands
 // them to fn; it returns what must be closed to stop serving.
-func serve(files []*os.File, fn func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn)) ([]io.Closer, error) {
+func serve(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 	defer func() {
 		for _, f := range files {
 			f.Close() // the net values hold their own duplicates
 		}
 	}()
-	var ls []net.Listener
 	var closers []io.Closer
-	for _, f := range files[:3] {
-		l, err := net.FileListener(f)
-		if err != nil {
-			for _, c := range closers {
-				c.Close()
-			}
-			return nil, fmt.Errorf("serving the sandbox's listeners: %w", err)
-		}
-		ls = append(ls, l)
-		closers = append(closers, l)
-	}
-	pc, err := net.FilePacketConn(files[3])
-	if err != nil {
+	fail := func(err error) ([]io.Closer, error) {
 		for _, c := range closers {
 			c.Close()
 		}
-		return nil, fmt.Errorf("serving the sandbox's DNS socket: %w", err)
+		return nil, fmt.Errorf("serving the sandbox's listeners: %w", err)
 	}
-	closers = append(closers, pc)
+	var ls Listeners
+	for i, l := range sandbox.Listeners {
+		if l.Network == "udp" {
+			pc, err := net.FilePacketConn(files[i])
+			if err != nil {
+				return fail(err)
+			}
+			closers = append(closers, pc)
+			ls.DNSUDP = pc
+			continue
+		}
+		ln, err := net.FileListener(files[i])
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, ln)
+		switch l.Name {
+		case "http":
+			ls.HTTP = ln
+		case "socks5":
+			ls.SOCKS5 = ln
+		case "dns":
+			ls.DNSTCP = ln
+		case "auth":
+			ls.Auth = ln
+		}
+	}
 	if fn != nil {
-		fn(ls[0], ls[1], ls[2], pc)
+		fn(ls)
 	}
 	return closers, nil
 }

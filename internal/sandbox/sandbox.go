@@ -74,6 +74,7 @@ var Listeners = []struct {
 	{"socks5", "tcp", "127.0.0.1:1080"},
 	{"dns", "tcp", "127.0.0.1:53"},
 	{"dns", "udp", "127.0.0.1:53"},
+	{"auth", "tcp", "127.0.0.1:2376"},
 }
 
 // ExecSpec is what init needs to confine itself and start the command.

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/audit"
+	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/job"
@@ -71,15 +72,16 @@ type supervisor struct {
 	auditOnce  sync.Once
 	proxy      *egress.Proxy
 	rules      *egress.Rules
+	auth       *authproxy.Proxy
 }
 
 // serveHook serves each run's listeners with the session's one proxy, so
 // that runtime rules outlive restarts.
-func (s *supervisor) serveHook() func(http, socks, dnsTCP net.Listener, dnsUDP net.PacketConn) {
+func (s *supervisor) serveHook() func(job.Listeners) {
 	if s.proxy == nil {
 		return nil
 	}
-	return job.ServeWith(s.proxy)
+	return job.ServeWith(s.proxy, s.auth)
 }
 
 // Supervise runs the session until its command is done for good. ready is
@@ -124,6 +126,18 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		}
 		defer px.Close()
 		s.proxy, s.rules = px, rules
+		auth, err := job.AuthProxy(cfg.Job, func(event string, f map[string]any) {
+			s.logFrom(audit.SourceAuthProxy, event, f)
+		})
+		if err != nil {
+			signalReady(err)
+			ln.Close()
+			return sandbox.ExitSetup
+		}
+		if auth != nil {
+			defer auth.Close()
+			s.auth = auth
+		}
 	}
 
 	cg, report, err := cgroup.New("stockade-"+cfg.ID, cfg.Limits)

@@ -19,7 +19,7 @@ func TestBadInput(t *testing.T) {
 		want     []string // substrings of the single error line
 	}{
 		{"unknown flag", nil, nil, []string{"run", "--memroy", "1g", "--", "true"}, 2, []string{"--memroy"}},
-		{"no command", nil, nil, []string{"run"}, 2, []string{"expected"}},
+		{"no command", nil, nil, []string{"run"}, 125, []string{"no command given"}},
 		{"bad memory", nil, nil, []string{"run", "--memory", "lots", "--", "true"}, 125, []string{"--memory", `"lots"`, "2g"}},
 		{"zero pids", nil, nil, []string{"run", "--pids", "0", "--", "true"}, 125, []string{"--pids", "greater than 0"}},
 		{"negative cpus", nil, nil, []string{"run", "--cpus=-1", "--", "true"}, 125, []string{"--cpus"}},

@@ -38,7 +38,18 @@ func main() {
 	dnsAddr := flag.String("dns", "203.0.113.53:53", "DNS listen address (UDP and TCP)")
 	queryLog := flag.String("querylog", "/run/stk-testnet-queries.log", "file every DNS query name is appended to (made world-readable)")
 	ready := flag.String("ready", "", "file or FIFO to write \"ready\" to when every listener is up")
+	providerAddr := flag.String("provider", "203.0.113.10:8080", "fake model provider (Anthropic Messages API) listen address")
+	providerLog := flag.String("providerlog", "/run/stk-testnet-provider.log", "file every provider request is recorded in (made world-readable)")
 	flag.Parse()
+	go func() {
+		ln, err := net.Listen("tcp", *providerAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		os.WriteFile(*providerLog, nil, 0o644)
+		os.Chmod(*providerLog, 0o644)
+		log.Fatal(serveHTTP(ln, &provider{log: *providerLog}))
+	}()
 	log.SetPrefix("stk-testnet: ")
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	if err := run(*httpAddr, *httpsAddr, *echoAddr, *dnsAddr, *queryLog, *ready); err != nil {

@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestProfiles(t *testing.T) {
+	for name, p := range Profiles {
+		if p.Name != name || p.Binary == "" || p.Package == "" || len(p.Routes) == 0 {
+			t.Errorf("profile %q is incomplete: %+v", name, p)
+		}
+	}
+	if got := strings.Join(Names(), ","); got != "claude,codex,gemini,opencode" {
+		t.Errorf("Names() = %s", got)
+	}
+	if args := Profiles["claude"].Args("G"); len(args) != 2 || args[1] != "G" {
+		t.Errorf("claude guide args = %q", args)
+	}
+}
+
+// TestGuide: the guide says only what is true of the policy.
+func TestGuide(t *testing.T) {
+	deny := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "proxy", Mode: "deny", Allowed: []string{"api.example.com"}, Routes: []string{"anthropic"}})
+	for _, want := range []string{"/p", "only these hosts are allowed: api.example.com", "stockade network agent allow -s abc123 HOST", "placeholder"} {
+		if !strings.Contains(deny, want) {
+			t.Errorf("deny guide lacks %q:\n%s", want, deny)
+		}
+	}
+	none := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "none"})
+	if strings.Contains(none, "network agent allow") || !strings.Contains(none, "Network: none") {
+		t.Errorf("offline guide offers a way out:\n%s", none)
+	}
+}
+
+// TestFind: a script install is found with its package and interpreter;
+// a missing one names the npm package.
+func TestFind(t *testing.T) {
+	root := t.TempDir()
+	pkg := filepath.Join(root, "lib", "node_modules", "fake-agent")
+	os.MkdirAll(filepath.Join(pkg, "bin"), 0o755)
+	os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"fake-agent"}`), 0o644)
+	os.WriteFile(filepath.Join(pkg, "bin", "cli.js"), []byte("#!/usr/bin/env sh\necho hi\n"), 0o755)
+	bin := filepath.Join(root, "bin")
+	os.MkdirAll(bin, 0o755)
+	os.Symlink(filepath.Join(pkg, "bin", "cli.js"), filepath.Join(bin, "fake"))
+	p := Profile{Name: "fake", Binary: "fake", Package: "fake-agent"}
+	in, err := Find(p, bin+":/usr/bin:/bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Command != filepath.Join(pkg, "bin", "cli.js") || in.Mounts[0] != pkg || len(in.PathDirs) != 1 {
+		t.Errorf("Find = %+v", in)
+	}
+	if _, err := Find(p, "/nonexistent"); err == nil || !strings.Contains(err.Error(), "npm install -g fake-agent") {
+		t.Errorf("missing agent: %v", err)
+	}
+	home := t.TempDir()
+	if err := Profiles["gemini"].PrepareHome(home, "GUIDE"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".gemini/GEMINI.md")); string(b) != "GUIDE" {
+		t.Errorf("guide file = %q", b)
+	}
+}

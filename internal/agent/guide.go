@@ -1,0 +1,58 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// GuideInput is what the guide says about the sandbox; only what is true
+// for the session's policy goes in.
+type GuideInput struct {
+	Session  string
+	Workdir  string
+	Home     string
+	RW       []string
+	Network  string   // "proxy" or "none"
+	Mode     string   // agent policy: "deny" or "allow"
+	Allowed  []string // allow rules
+	Blocked  []string
+	Routes   []string // provider routes through the auth proxy
+	Protects []string // protected patterns
+}
+
+// Guide is the short text the agent gets about its sandbox.
+func Guide(in GuideInput) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You run inside a stockade sandbox (session %s).\n\n", in.Session)
+	fmt.Fprintf(&b, "Files: you can write %s (the project), %s (your home) and /tmp", in.Workdir, in.Home)
+	for _, p := range in.RW {
+		fmt.Fprintf(&b, ", %s", p)
+	}
+	b.WriteString("; everything else is read-only or absent. ")
+	if len(in.Protects) > 0 {
+		fmt.Fprintf(&b, "These paths in the project are read-only on purpose: %s. ", strings.Join(in.Protects, ", "))
+	}
+	b.WriteString("Files such as .env read empty: that is the sandbox hiding secrets, not a bug.\n\n")
+	switch {
+	case in.Network == "none":
+		b.WriteString("Network: none. Only 127.0.0.1 inside the sandbox works.\n")
+	case in.Mode == "allow":
+		b.WriteString("Network: public hosts are reachable through the proxy; private, loopback and cloud metadata addresses are refused.\n")
+	default:
+		if len(in.Allowed) == 0 {
+			b.WriteString("Network: no host outside is allowed.")
+		} else {
+			fmt.Fprintf(&b, "Network: only these hosts are allowed: %s.", strings.Join(in.Allowed, ", "))
+		}
+		b.WriteString(" Everything goes through the proxy set in HTTP_PROXY/HTTPS_PROXY/ALL_PROXY; tools that ignore those variables cannot connect.\n")
+	}
+	if in.Network != "none" {
+		fmt.Fprintf(&b, "A request refused by the network policy gets HTTP 403 (or a SOCKS5 refusal) with a body naming the host and the rule. "+
+			"Do not retry or look for a way around it: tell the user, who can allow the host with:\n  stockade network agent allow -s %s HOST\n", in.Session)
+	}
+	if len(in.Routes) > 0 {
+		fmt.Fprintf(&b, "\nModel API keys: the %s key in your environment is a placeholder that only works through the local proxy at http://%s; the real key is kept outside the sandbox.\n",
+			strings.Join(in.Routes, ", "), AuthAddr)
+	}
+	return b.String()
+}

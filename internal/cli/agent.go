@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/stockade-dev/stockade/internal/agent"
+	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/rcfile"
+)
+
+// agentCmd runs a known agent with its profile. It is run with the
+// agent's binary, guide and keys filled in.
+type agentCmd struct {
+	runCmd
+	Upstream []string `help:"ROUTE=URL: send a provider route (anthropic, openai, google, …) to another upstream: a company gateway, a local model server; plain http only when written as http://." placeholder:"ROUTE=URL"`
+	EnvFile  string   `name:"env-file" help:"Also read provider keys from FILE (KEY=VALUE lines), over the stockaderc files." placeholder:"FILE"`
+}
+
+type claudeCmd struct{ agentCmd }
+type codexCmd struct{ agentCmd }
+type opencodeCmd struct{ agentCmd }
+type geminiCmd struct{ agentCmd }
+
+func (c *claudeCmd) Run() error   { return c.runAgent("claude") }
+func (c *codexCmd) Run() error    { return c.runAgent("codex") }
+func (c *opencodeCmd) Run() error { return c.runAgent("opencode") }
+func (c *geminiCmd) Run() error   { return c.runAgent("gemini") }
+
+func (c *agentCmd) Help() string {
+	return `Runs the agent in a session (attached on a terminal, ctrl-] detaches;
+-d starts it in the background), with its profile: its install tree and
+interpreter mounted read-only, a persistent sandbox HOME of its own, the
+provider API reached through the auth proxy, which swaps the placeholder key
+the agent sees for the real one. Keys come from the environment,
+~/.config/stockade/stockaderc, the project's .stockaderc and --env-file (later
+wins). Arguments after -- go to the agent.`
+}
+
+func (c *agentCmd) runAgent(name string) error {
+	p := agent.Profiles[name]
+	in, err := agent.Find(p, os.Getenv("PATH"))
+	if err != nil {
+		return setupError{err}
+	}
+	args := c.Command
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	c.homeName = name
+	c.Command = append([]string{in.Command}, args...)
+	c.extraEnv = p.Env
+	c.prepare = func(j *job.Job, r policy.Resolved) error { return c.agentJob(j, r, p, in, args) }
+	return c.runCmd.Run()
+}
+
+// agentJob fills in what the profile adds to the job: mounts, PATH, routes
+// with the real keys, the dummy-key variables, the guide, the HOME files.
+func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, p agent.Profile, in agent.Install, args []string) error {
+	keys, err := c.keys(j.Policy.Workdir)
+	if err != nil {
+		return err
+	}
+	upstreams := map[string]*url.URL{}
+	var allowHTTP []string
+	for _, u := range c.Upstream {
+		// Plain http is allowed only when the user wrote it.
+		route, parsed, err := authproxy.ParseUpstream(u, strings.Contains(u, "=http://"))
+		if err != nil {
+			return fmt.Errorf("--upstream %s: %w", u, err)
+		}
+		upstreams[route] = parsed
+		if parsed.Scheme == "http" {
+			allowHTTP = append(allowHTTP, route)
+		}
+	}
+	all := authproxy.RoutesFromEnv(keys, upstreams)
+	routes := map[string]authproxy.Route{}
+	for _, name := range p.Routes {
+		if r, ok := all[name]; ok {
+			routes[name] = r
+		}
+	}
+	if len(routes) == 0 {
+		return fmt.Errorf("no API key for %s: set one of the keys of %s in the environment, in ~/.config/stockade/stockaderc, in the project's .stockaderc or in --env-file",
+			p.Name, strings.Join(p.Routes, "/"))
+	}
+	if j.Policy.Network != "proxy" {
+		return fmt.Errorf("%s needs network mode proxy (the auth proxy); --network none leaves it no way to its provider", p.Name)
+	}
+	j.Auth = map[string]job.AuthRoute{}
+	for name, r := range routes {
+		j.Auth[name] = job.AuthRoute{Upstream: r.Upstream.String(), Key: r.Key, Style: r.Style}
+	}
+	j.AllowHTTP = allowHTTP
+	for k, v := range authproxy.SandboxEnv(routes, "http://"+agent.AuthAddr, agent.DummyKey) {
+		j.Env = setEnv(j.Env, k, v)
+	}
+	if len(in.PathDirs) > 0 {
+		j.Env = setEnv(j.Env, "PATH", strings.Join(in.PathDirs, ":")+":"+getEnv(j.Env, "PATH"))
+	}
+	for _, m := range in.Mounts {
+		if !slices.Contains(j.Policy.RO, m) {
+			j.Policy.RO = append(j.Policy.RO, m)
+		}
+	}
+	guide := agent.Guide(agent.GuideInput{
+		Session: j.ID, Workdir: j.Policy.Workdir, Home: j.Home, RW: j.Policy.RW,
+		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: j.Policy.AgentAllow,
+		Blocked: j.Policy.AgentBlock, Routes: p.Routes, Protects: j.Policy.Protect,
+	})
+	if err := p.PrepareHome(j.HomeSource, guide); err != nil {
+		return err
+	}
+	j.Argv = append(append([]string{in.Command}, p.Args(guide)...), args...)
+	return nil
+}
+
+// keys merges the places a provider key may come from: the environment,
+// the global stockaderc, the project's .stockaderc, --env-file; later wins.
+func (c *agentCmd) keys(workdir string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	layers := []map[string]string{env}
+	global, err := rcfile.GlobalPath()
+	if err == nil {
+		m, err := rcfile.Load(global)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, m)
+	}
+	project, err := rcfile.Load(filepath.Join(workdir, ".stockaderc"))
+	if err != nil {
+		return nil, err
+	}
+	// A project file comes with the repository: replacing a key the user
+	// set sends their prompts and code to someone else's account.
+	before := rcfile.Merge(layers...)
+	for k, v := range project {
+		if old, ok := before[k]; ok && old != v {
+			fmt.Fprintf(os.Stderr, "stockade: LOOSENED: the project's .stockaderc replaces your %s\n", k)
+		}
+	}
+	layers = append(layers, project)
+	if c.EnvFile != "" {
+		m, err := rcfile.Load(c.EnvFile)
+		if err != nil {
+			return nil, err
+		}
+		if _, serr := os.Stat(c.EnvFile); serr != nil {
+			return nil, fmt.Errorf("--env-file %s: %w", c.EnvFile, errors.Unwrap(serr))
+		}
+		layers = append(layers, m)
+	}
+	return rcfile.Merge(layers...), nil
+}
+
+func setEnv(env []string, k, v string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(e string) bool { return strings.HasPrefix(e, k+"=") })
+	return append(out, k+"="+v)
+}
+
+func getEnv(env []string, k string) string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
