@@ -14,12 +14,28 @@ import (
 // agent tests look for it in the CLI's output.
 const CannedReply = "CANNED-REPLY-FROM-THE-FAKE-PROVIDER"
 
-// provider is a fake Anthropic Messages API: it records the key and model of
-// every request in a log (so a test can check that the real key arrived and
-// the dummy did not) and streams a canned reply as server-sent events.
+// provider is a fake model provider: it records the key and model of every
+// request in a log (so a test can check that the real key arrived and the
+// placeholder did not) and answers with a canned reply in the API's own
+// streaming format. The Anthropic Messages API is here; other APIs register
+// a handler for their paths with handle, each in a file of its own.
 type provider struct {
 	mu  sync.Mutex
 	log string // file: one JSON object per request
+}
+
+// api is one fake API: the requests whose path it matches, and its answer
+// (body is the request body, already read).
+type api struct {
+	match func(path string) bool
+	serve func(w http.ResponseWriter, r *http.Request, body []byte)
+}
+
+var apis []api
+
+// handle registers a fake API (from init functions).
+func handle(match func(path string) bool, serve func(w http.ResponseWriter, r *http.Request, body []byte)) {
+	apis = append(apis, api{match, serve})
 }
 
 func (p *provider) record(r *http.Request, body []byte) {
@@ -30,7 +46,8 @@ func (p *provider) record(r *http.Request, body []byte) {
 	json.Unmarshal(body, &req)
 	line, _ := json.Marshal(map[string]any{
 		"path": r.URL.Path, "x_api_key": r.Header.Get("x-api-key"),
-		"authorization": r.Header.Get("Authorization"), "model": req.Model, "stream": req.Stream,
+		"authorization": r.Header.Get("Authorization"), "x_goog_api_key": r.Header.Get("x-goog-api-key"),
+		"query_key": r.URL.Query().Get("key"), "model": req.Model, "stream": req.Stream,
 	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -43,6 +60,12 @@ func (p *provider) record(r *http.Request, body []byte) {
 func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	p.record(r, body)
+	for _, a := range apis {
+		if a.match(r.URL.Path) {
+			a.serve(w, r, body)
+			return
+		}
+	}
 	if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
 			io.WriteString(w, `{"input_tokens": 10}`)
