@@ -49,26 +49,28 @@ go build -o "$out/stockade" ./cmd/stockade
 go build -o "$out/probe" ./test/escape/probe
 export STOCKADE_BIN="$out/stockade" STOCKADE_PROBE="$out/probe"
 
+# The real agent CLIs for the end-to-end agent tests, pinned, in a prefix
+# every user can read. Nothing in the tests talks to a real provider.
+agents=/opt/stockade-test-agents
+agent_pkgs="@anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33"
+if [ "$(id -u)" = 0 ] && command -v npm >/dev/null; then
+	if [ "$(cat "$agents/.installed" 2>/dev/null)" != "$agent_pkgs" ]; then
+		echo "== installing the agent CLIs into $agents: $agent_pkgs"
+		npm install -g --silent --prefix "$agents" $agent_pkgs >/dev/null 2>&1
+		echo "$agent_pkgs" >"$agents/.installed"
+	fi
+	chmod -R a+rX "$agents"
+fi
+[ -d "$agents/bin" ] && export STOCKADE_AGENT_BIN="$agents/bin"
+
 if [ "$(id -u)" = 0 ]; then
-	echo "== test network (203.0.113.0/24 in netns stk-testnet)"
+	echo "== test network (198.51.100.0/24 in netns stk-testnet)"
 	trap 'scripts/testnet.sh down >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
 	scripts/testnet.sh up >/dev/null
 elif ! scripts/testnet.sh status >/dev/null 2>&1; then
 	echo "test.sh: the test network is down; the network tests will fail (as root: scripts/testnet.sh up)" >&2
 fi
 
-# The real agent CLIs for the end-to-end agent tests, pinned, in a prefix
-# every user can read. Nothing in the tests talks to a real provider.
-agents=/opt/stockade-test-agents
-claude_version=2.1.330
-if [ "$(id -u)" = 0 ] && command -v npm >/dev/null; then
-	if ! "$agents/bin/claude" --version 2>/dev/null | grep -q "$claude_version"; then
-		echo "== installing @anthropic-ai/claude-code@$claude_version into $agents"
-		npm install -g --silent --prefix "$agents" "@anthropic-ai/claude-code@$claude_version" >/dev/null 2>&1
-	fi
-	chmod -R a+rX "$agents"
-fi
-[ -x "$agents/bin/claude" ] && export STOCKADE_AGENT_BIN="$agents/bin"
 
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 12m ./...

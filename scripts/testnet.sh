@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The test network of the network end-to-end tests: a network namespace
 # stk-testnet, joined to the host by a veth pair, in which test/netenv/server
-# plays the Internet on TEST-NET-3 addresses (203.0.113.0/24, which route
-# nowhere outside this machine):
+# plays the Internet on TEST-NET-2 addresses (198.51.100.0/24, routed to the
+# namespace only while it is up). Not TEST-NET-3: on these machines the
+# package registries answer from 203.0.113.0/24, and a route for that range
+# would capture them; `up` refuses to start if a registry resolves into
+# the test range.
 #
-#   host   stk-h0  203.0.113.1/24
-#   netns  stk-n0  203.0.113.10 (HTTP :80, HTTPS :443), 203.0.113.20 (echo :7),
-#                  203.0.113.53 (DNS :53 UDP+TCP)
+#   host   stk-h0  198.51.100.1/24
+#   netns  stk-n0  198.51.100.10 (HTTP :80, HTTPS :443), 198.51.100.20 (echo :7),
+#                  198.51.100.53 (DNS :53 UDP+TCP)
 #
 # Usage: scripts/testnet.sh up|down|status (root for up and down; every
 # command is idempotent). `up` builds the server with go unless
@@ -41,7 +44,7 @@ answers() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
 status() {
 	local ok=0
 	if ns_exists; then echo "netns $ns: present"; else echo "netns $ns: absent"; ok=1; fi
-	if ip -br addr show dev "$hostif" 2>/dev/null | grep -q 203.0.113.1/24; then
+	if ip -br addr show dev "$hostif" 2>/dev/null | grep -q 198.51.100.1/24; then
 		echo "veth $hostif: $(ip -br addr show dev "$hostif" | awk '{print $2, $3}')"
 	else
 		echo "veth $hostif: absent"; ok=1
@@ -49,11 +52,11 @@ status() {
 	if pid=$(server_pid); then echo "server: pid $pid, log $logfile, queries $querylog"; else echo "server: not running"; ok=1; fi
 	# Probe only through our veth: without it the default route would carry
 	# the probes off this machine.
-	if ! ip route get 203.0.113.10 2>/dev/null | grep -qw "dev $hostif"; then
-		echo "203.0.113.0/24: not routed through $hostif; ports not probed"
+	if ! ip route get 198.51.100.10 2>/dev/null | grep -qw "dev $hostif"; then
+		echo "198.51.100.0/24: not routed through $hostif; ports not probed"
 		return 1
 	fi
-	for hp in 203.0.113.10:80 203.0.113.10:443 203.0.113.20:7 203.0.113.53:53; do
+	for hp in 198.51.100.10:80 198.51.100.10:443 198.51.100.20:7 198.51.100.53:53; do
 		if answers "${hp%:*}" "${hp#*:}"; then echo "$hp: answers"; else echo "$hp: no answer"; ok=1; fi
 	done
 	return $ok
@@ -77,9 +80,15 @@ up() {
 	if ! ip link show "$hostif" >/dev/null 2>&1; then
 		ip link add "$hostif" type veth peer name "$nsif" netns "$ns"
 	fi
-	ip addr replace 203.0.113.1/24 dev "$hostif"
+	for h in registry.npmjs.org proxy.golang.org deb.debian.org; do
+		if getent hosts "$h" | grep -q '^198\.51\.100\.'; then
+			echo "testnet.sh: $h resolves into 198.51.100.0/24; the test network would capture it" >&2
+			exit 1
+		fi
+	done
+	ip addr replace 198.51.100.1/24 dev "$hostif"
 	ip link set "$hostif" up
-	for a in 203.0.113.10/24 203.0.113.53/24 203.0.113.20/24; do
+	for a in 198.51.100.10/24 198.51.100.53/24 198.51.100.20/24; do
 		ip -n "$ns" addr replace "$a" dev "$nsif"
 	done
 	ip -n "$ns" link set "$nsif" up

@@ -44,6 +44,34 @@ type Profile struct {
 	HomeFiles map[string]string
 }
 
+// codexConfig points Codex at the auth proxy's openai route with a
+// provider of its own: the Responses API over plain HTTP streaming (the
+// built-in openai provider ignores OPENAI_BASE_URL and tries WebSockets
+// first), the placeholder key from OPENAI_API_KEY.
+const codexConfig = `model_provider = "stockade"
+check_for_update_on_startup = false
+
+[model_providers.stockade]
+name = "OpenAI through the stockade auth proxy"
+base_url = "http://` + AuthAddr + `/openai/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+supports_websockets = false
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false`
+
+// opencodeConfig points OpenCode's providers at the auth proxy.
+const opencodeConfig = `{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled", ` +
+	`"provider": {"anthropic": {"options": {"baseURL": "http://` + AuthAddr + `/anthropic/v1"}}, ` +
+	`"openai": {"options": {"baseURL": "http://` + AuthAddr + `/openai/v1"}}}}`
+
 // Profiles are the agents stockade knows by name.
 var Profiles = map[string]Profile{
 	"claude": {
@@ -58,25 +86,51 @@ var Profiles = map[string]Profile{
 			".claude.json": `{"hasCompletedOnboarding": true, "bypassPermissionsModeAccepted": false, "autoUpdates": false}`,
 		},
 	},
+	// Codex reads neither OPENAI_BASE_URL nor a telemetry variable: its
+	// config.toml names the provider, and turns off what it fetches at
+	// start (plugins: github.com, chatgpt.com).
 	"codex": {
 		Name: "codex", Binary: "codex", Package: "@openai/codex",
 		Routes:    []string{"openai"},
-		Env:       map[string]string{"CODEX_DISABLE_TELEMETRY": "1"},
 		GuideFile: ".codex/AGENTS.md",
+		HomeFiles: map[string]string{".codex/config.toml": codexConfig},
 	},
+	// OpenCode's Anthropic client reads ANTHROPIC_BASE_URL without the /v1
+	// the proxy route needs, so OPENCODE_CONFIG_CONTENT gives the base URLs
+	// (the keys come from ANTHROPIC_API_KEY/OPENAI_API_KEY). It would fetch
+	// its model catalog (models.dev), LSP servers and @opencode-ai/plugin
+	// at start; the variables and HomeFiles turn that off. Project config
+	// is off: OpenCode writes .opencode/.gitignore, read-only here, and
+	// dies of EROFS.
 	"opencode": {
 		Name: "opencode", Binary: "opencode", Package: "opencode-ai",
-		Routes:    []string{"anthropic", "openai"},
-		Env:       map[string]string{"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_SHARE": "1"},
+		Routes: []string{"anthropic", "openai"},
+		Env: map[string]string{
+			"OPENCODE_CONFIG_CONTENT":         opencodeConfig,
+			"OPENCODE_DISABLE_AUTOUPDATE":     "1",
+			"OPENCODE_DISABLE_SHARE":          "1",
+			"OPENCODE_DISABLE_MODELS_FETCH":   "1",
+			"OPENCODE_DISABLE_LSP_DOWNLOAD":   "1",
+			"OPENCODE_DISABLE_PROJECT_CONFIG": "1",
+		},
 		GuideFile: ".config/opencode/AGENTS.md",
+		HomeFiles: map[string]string{
+			".config/opencode/package.json":       `{"dependencies": {"@opencode-ai/plugin": "*"}}`,
+			".config/opencode/package-lock.json":  `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}`,
+			".config/opencode/node_modules/.keep": `written by stockade: OpenCode cannot install packages in the sandbox`,
+		},
 	},
+	// Gemini CLI: GEMINI_CLI_TRUST_WORKSPACE trusts the project (headless
+	// runs in an untrusted folder exit 55); selectedType is required (with
+	// GOOGLE_GEMINI_BASE_URL set and none selected the CLI picks the
+	// "gateway" auth type and rejects it).
 	"gemini": {
 		Name: "gemini", Binary: "gemini", Package: "@google/gemini-cli",
 		Routes:    []string{"google"},
-		Env:       map[string]string{"GEMINI_CLI_NO_RELAUNCH": "true"},
+		Env:       map[string]string{"GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		GuideFile: ".gemini/GEMINI.md",
 		HomeFiles: map[string]string{
-			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}}`,
+			".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}, "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}}`,
 		},
 	},
 }

@@ -17,7 +17,7 @@ import (
 const (
 	cannedReply  = "CANNED-REPLY-FROM-THE-FAKE-PROVIDER"
 	providerLog  = "/run/stk-testnet-provider.log"
-	fakeProvider = "http://203.0.113.10:8080"
+	fakeProvider = "http://198.51.100.10:8080"
 )
 
 // requireClaude finds the real Claude Code CLI: $STOCKADE_AGENT_BIN (a

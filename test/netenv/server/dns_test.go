@@ -10,13 +10,13 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// TestZoneStaysInTestNet: every public answer is in TEST-NET-3, so that no
+// TestZoneStaysInTestNet: every public answer is in TEST-NET-2, so that no
 // test can reach a real host through this server.
 func TestZoneStaysInTestNet(t *testing.T) {
-	testNet := netip.MustParsePrefix("203.0.113.0/24")
+	testNet := netip.MustParsePrefix("198.51.100.0/24")
 	for name, a := range zone {
 		if !a.Is4() || (!testNet.Contains(a) && !a.IsPrivate() && !a.IsLoopback() && !a.IsLinkLocalUnicast()) {
-			t.Errorf("%s → %v: neither in 203.0.113.0/24 nor a floor address", name, a)
+			t.Errorf("%s → %v: neither in 198.51.100.0/24 nor a floor address", name, a)
 		}
 		if !strings.HasSuffix(name, ".test") {
 			t.Errorf("%s: not under the reserved .test TLD", name)
@@ -36,8 +36,8 @@ func TestAnswer(t *testing.T) {
 		rcode dnsmessage.RCode
 		want  string // the A answer, "" for none
 	}{
-		{"allowed.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, "203.0.113.10"},
-		{"WWW.Allowed.Test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, "203.0.113.10"},
+		{"allowed.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, "198.51.100.10"},
+		{"WWW.Allowed.Test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, "198.51.100.10"},
 		{"private.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, "10.0.0.5"},
 		{"allowed.test.", dnsmessage.TypeAAAA, dnsmessage.RCodeSuccess, ""},
 		{"nothing.test.", dnsmessage.TypeA, dnsmessage.RCodeNameError, ""},

@@ -118,7 +118,7 @@ func selfSigned() (tls.Certificate, error) {
 		SerialNumber: big.NewInt(1),
 		Subject:      pkix.Name{CommonName: "allowed.test"},
 		DNSNames:     []string{"allowed.test", "*.allowed.test", "other.test"},
-		IPAddresses:  []net.IP{net.ParseIP("203.0.113.10")},
+		IPAddresses:  []net.IP{net.ParseIP("198.51.100.10")},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(7 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

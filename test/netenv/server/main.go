@@ -1,15 +1,15 @@
 // Command server is the test host of stockade's network end-to-end tests: run
 // inside the network namespace that scripts/testnet.sh creates, it stands in
-// for the Internet with addresses of TEST-NET-3 (203.0.113.0/24), which route
+// for the Internet with addresses of TEST-NET-2 (198.51.100.0/24), which route
 // nowhere outside this machine.
 //
 // It serves, on the addresses its flags name:
 //
-//	HTTP  -http  (203.0.113.10:80)   / → "hello from the test host", /big → 64 MiB,
+//	HTTP  -http  (198.51.100.10:80)   / → "hello from the test host", /big → 64 MiB,
 //	                                 /repo.git/ → a dumb-HTTP git repository (if git exists)
-//	HTTPS -https (203.0.113.10:443)  the same, with a self-signed certificate made at start
-//	echo  -echo  (203.0.113.20:7)    TCP echo, a destination for SOCKS5 tests
-//	DNS   -dns   (203.0.113.53:53)   UDP and TCP, the zone of records.go
+//	HTTPS -https (198.51.100.10:443)  the same, with a self-signed certificate made at start
+//	echo  -echo  (198.51.100.20:7)    TCP echo, a destination for SOCKS5 tests
+//	DNS   -dns   (198.51.100.53:53)   UDP and TCP, the zone of records.go
 //
 // Every DNS query name it receives is appended to -querylog, one per line,
 // so that a test can prove a name never left the sandbox's DNS stub. When
@@ -32,13 +32,13 @@ import (
 )
 
 func main() {
-	httpAddr := flag.String("http", "203.0.113.10:80", "HTTP listen address")
-	httpsAddr := flag.String("https", "203.0.113.10:443", "HTTPS listen address")
-	echoAddr := flag.String("echo", "203.0.113.20:7", "TCP echo listen address")
-	dnsAddr := flag.String("dns", "203.0.113.53:53", "DNS listen address (UDP and TCP)")
+	httpAddr := flag.String("http", "198.51.100.10:80", "HTTP listen address")
+	httpsAddr := flag.String("https", "198.51.100.10:443", "HTTPS listen address")
+	echoAddr := flag.String("echo", "198.51.100.20:7", "TCP echo listen address")
+	dnsAddr := flag.String("dns", "198.51.100.53:53", "DNS listen address (UDP and TCP)")
 	queryLog := flag.String("querylog", "/run/stk-testnet-queries.log", "file every DNS query name is appended to (made world-readable)")
 	ready := flag.String("ready", "", "file or FIFO to write \"ready\" to when every listener is up")
-	providerAddr := flag.String("provider", "203.0.113.10:8080", "fake model provider (Anthropic Messages API) listen address")
+	providerAddr := flag.String("provider", "198.51.100.10:8080", "fake model provider (Anthropic Messages API) listen address")
 	providerLog := flag.String("providerlog", "/run/stk-testnet-provider.log", "file every provider request is recorded in (made world-readable)")
 	flag.Parse()
 	go func() {
