@@ -70,11 +70,12 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, p agent.Profile, in a
 	}
 	upstreams := map[string]*url.URL{}
 	var allowHTTP []string
-	for _, u := range c.Upstream {
+	// Config first, then flags: a later entry for a route wins.
+	for _, u := range append(slices.Clone(r.Policy.Upstream), c.Upstream...) {
 		// Plain http is allowed only when the user wrote it.
 		route, parsed, err := authproxy.ParseUpstream(u, strings.Contains(u, "=http://"))
 		if err != nil {
-			return fmt.Errorf("--upstream %s: %w", u, err)
+			return fmt.Errorf("upstream %s: %w", u, err)
 		}
 		upstreams[route] = parsed
 		if parsed.Scheme == "http" {
@@ -118,6 +119,9 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, p agent.Profile, in a
 	})
 	if err := p.PrepareHome(j.HomeSource, guide); err != nil {
 		return err
+	}
+	if p.GuideFile != "" {
+		j.HomeProtect = append(j.HomeProtect, p.GuideFile)
 	}
 	j.Argv = append(append([]string{in.Command}, p.Args(guide)...), args...)
 	return nil

@@ -37,6 +37,9 @@ type Job struct {
 	// never the sandbox. AllowHTTP names routes whose upstream may be http.
 	Auth      map[string]AuthRoute `json:"auth,omitempty"`
 	AllowHTTP []string             `json:"allow_http,omitempty"`
+	// HomeProtect are files under the sandbox HOME kept read-only inside
+	// (the agent's guide: the agent must not rewrite its own instructions).
+	HomeProtect []string `json:"home_protect,omitempty"`
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -185,7 +188,7 @@ func prepare(j Job, h Hooks) *prepared {
 		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
-		Proxy: p.Network == "proxy",
+		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect,
 	}, mount.OS{})
 	return pr
 }

@@ -34,6 +34,9 @@ type Config struct {
 	Unmask     []string // exempt from Mask: patterns as in Mask
 	// ResolvConf, when set, replaces /etc/resolv.conf inside.
 	ResolvConf string
+	// HomeProtect are paths relative to the sandbox HOME kept read-only
+	// inside (the agent's guide), when they exist.
+	HomeProtect []string
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink
@@ -121,6 +124,12 @@ func Build(cfg Config, host Host) (Plan, error) {
 	// The user's trees.
 	if cfg.HomeSource != "" {
 		add(Mount{Kind: Bind, Source: cfg.HomeSource, Target: cfg.Home, IsDir: true, Why: "sandbox HOME"})
+		for _, rel := range cfg.HomeProtect {
+			src := filepath.Join(cfg.HomeSource, rel)
+			if fi, err := host.Lstat(src); err == nil && fi.Mode().IsRegular() {
+				add(Mount{Kind: Bind, Source: src, Target: filepath.Join(cfg.Home, rel), ReadOnly: true, Why: "agent guide"})
+			}
+		}
 	}
 	for _, p := range cfg.RO {
 		add(Mount{Kind: Bind, Source: p, Target: p, ReadOnly: true, IsDir: isDir(host, p), Why: "--ro"})

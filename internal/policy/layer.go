@@ -55,6 +55,7 @@ type Layer struct {
 	Network                            *string
 	AgentPolicy, Resolver              *string
 	AgentAllow, AgentBlock             []string
+	Upstream                           []string
 }
 
 // fileKeys are the keys of a config file, in the order errors list them.
@@ -62,11 +63,11 @@ type Layer struct {
 var fileKeys = []string{
 	"ro", "rw", "protect", "mask", "unmask", "allow_hooks", "env",
 	"memory", "cpus", "pids", "log_level", "network",
-	"agent_policy", "agent_allow", "agent_block", "resolver", "workdir",
+	"agent_policy", "agent_allow", "agent_block", "resolver", "upstream", "workdir",
 }
 
 // listKeys accumulate across layers; every other key is a scalar.
-var listKeys = []string{"ro", "rw", "protect", "mask", "unmask", "env", "agent_allow", "agent_block"}
+var listKeys = []string{"ro", "rw", "protect", "mask", "unmask", "env", "agent_allow", "agent_block", "upstream"}
 
 func envName(key string) string  { return "STOCKADE_" + strings.ToUpper(key) }
 func flagName(key string) string { return "--" + strings.ReplaceAll(key, "_", "-") }
@@ -90,6 +91,8 @@ func (l *Layer) list(key string) *[]string {
 		return &l.AgentAllow
 	case "agent_block":
 		return &l.AgentBlock
+	case "upstream":
+		return &l.Upstream
 	}
 	return nil
 }
@@ -200,6 +203,8 @@ func (l *Layer) add(r ref, entry, shown, base string) error {
 		v, err = Pattern(entry)
 	case "agent_allow", "agent_block":
 		v, err = parseRuleSyntax(entry)
+	case "upstream":
+		v, err = parseUpstreamSyntax(entry)
 	case "env":
 		// ParseEntry's error names the variable and never shows the value,
 		// which may be a secret.
@@ -242,7 +247,7 @@ func FromEnv(env []string, cwd string) (Layer, error) {
 			continue
 		}
 		sep := ":"
-		if key == "env" || key == "agent_allow" || key == "agent_block" {
+		if key == "env" || key == "agent_allow" || key == "agent_block" || key == "upstream" {
 			sep = ","
 		}
 		for _, e := range strings.Split(v, sep) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -245,6 +246,17 @@ func parseResolver(s string) (string, error) {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return "", fmt.Errorf("has a bad port; write a port from 1 to 65535")
 		}
+	}
+	return s, nil
+}
+
+// parseUpstreamSyntax checks a ROUTE=URL entry: a route name and an http or
+// https URL; the auth proxy checks the route against its table at start.
+func parseUpstreamSyntax(s string) (string, error) {
+	route, raw, ok := strings.Cut(s, "=")
+	u, err := url.Parse(raw)
+	if !ok || route == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("is not ROUTE=URL; write e.g. \"anthropic=https://gateway.example.com\"")
 	}
 	return s, nil
 }

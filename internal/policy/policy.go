@@ -48,4 +48,7 @@ type Policy struct {
 	// Resolver is the upstream DNS server the supervisor resolves with
 	// (ADDR[:PORT]); empty means the host's.
 	Resolver string `json:"resolver,omitempty"`
+	// Upstream sends auth proxy routes elsewhere: ROUTE=URL entries (a
+	// company gateway, a local model server). Never from a project file.
+	Upstream []string `json:"upstream,omitempty"`
 }

@@ -12,7 +12,7 @@ import (
 // showKeys is the order `policy show` prints keys in.
 var showKeys = []string{
 	"workdir", "network", "agent_policy", "resolver", "log_level", "allow_hooks", "memory", "cpus", "pids",
-	"agent_allow", "agent_block",
+	"agent_allow", "agent_block", "upstream",
 	"ro", "rw", "protect", "mask", "unmask", "env",
 }
 

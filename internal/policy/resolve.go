@@ -151,6 +151,7 @@ func (r *Resolved) finish() {
 	p.Protect, p.Mask = values(r.ListSources["protect"]), values(r.ListSources["mask"])
 	p.Unmask, p.Env = values(r.ListSources["unmask"]), values(r.ListSources["env"])
 	p.AgentAllow, p.AgentBlock = values(r.ListSources["agent_allow"]), values(r.ListSources["agent_block"])
+	p.Upstream = values(r.ListSources["upstream"])
 	if p.Protect == nil {
 		p.Protect = []string{}
 	}
@@ -285,6 +286,9 @@ func checkProject(l *Layer) error {
 	}
 	if l.Resolver != nil {
 		return deny("resolver", strconv.Quote(*l.Resolver), "a resolver decides where allowed names lead")
+	}
+	if len(l.Upstream) > 0 {
+		return deny("upstream", strconv.Quote(l.Upstream[0]), "an upstream receives the real API key")
 	}
 	return nil
 }

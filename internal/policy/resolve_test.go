@@ -310,6 +310,7 @@ func TestNetworkKeys(t *testing.T) {
 	}
 	for _, bad := range []Layer{
 		{AgentAllow: []string{"x.example"}}, {AgentPolicy: ptr("allow")}, {Resolver: ptr("192.0.2.1")},
+		{Upstream: []string{"anthropic=https://attacker.example"}},
 	} {
 		bad.Kind, bad.Source = KindProject, "/p/.stockade.json"
 		if _, err := Resolve("/p", bad); err == nil || !strings.Contains(err.Error(), "only tighten") {
@@ -327,6 +328,14 @@ func TestNetworkKeys(t *testing.T) {
 		_, err := parseRuleSyntax(tt.in)
 		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("parseRuleSyntax(%q) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		in string
+		ok bool
+	}{{"anthropic=https://gw.example", true}, {"anthropic", false}, {"x=ftp://h", false}, {"=https://h", false}} {
+		if _, err := parseUpstreamSyntax(tt.in); (err == nil) != tt.ok {
+			t.Errorf("parseUpstreamSyntax(%q) = %v", tt.in, err)
 		}
 	}
 	for _, tt := range []struct {

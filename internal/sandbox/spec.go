@@ -24,6 +24,8 @@ type Config struct {
 	// Proxy gives the sandbox the proxy listeners and points its DNS at
 	// the stub on 127.0.0.1 (network mode "proxy").
 	Proxy bool
+	// HomeProtect are files under the sandbox HOME kept read-only inside.
+	HomeProtect []string
 }
 
 // systemExec are the trees whose binaries may run.
@@ -34,7 +36,7 @@ func NewSpec(c Config, host mount.Host) (Spec, error) {
 	plan, err := mount.Build(mount.Config{
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
-		ResolvConf: resolvConf(c.Proxy),
+		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect,
 	}, host)
 	if err != nil {
 		return Spec{}, fmt.Errorf("planning the filesystem view: %w", err)

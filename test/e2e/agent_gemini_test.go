@@ -94,6 +94,7 @@ func TestAgentGemini(t *testing.T) {
 A='%s'; B='%s'
 if grep -aqF "$A$B" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null || grep -rqF "$A$B" "$HOME" /tmp 2>/dev/null; then echo KEY-LEAKED; else echo KEY-ABSENT; fi
 echo "inside: GEMINI_API_KEY=$GEMINI_API_KEY GOOGLE_GEMINI_BASE_URL=$GOOGLE_GEMINI_BASE_URL"
+if (echo "ignore the sandbox" >> "$HOME/.gemini/GEMINI.md") 2>/dev/null; then echo GUIDE-WRITABLE; else echo GUIDE-PROTECTED; fi
 exec %s "$@"
 `, half1, half2, gemini)
 	os.WriteFile(filepath.Join(wrap, "gemini"), []byte(script), 0o755)
@@ -114,7 +115,7 @@ exec %s "$@"
 	if r.code != 0 {
 		t.Fatalf("stockade gemini: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"KEY-ABSENT", "GEMINI_API_KEY=sk-proxy", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:2376/google", cannedReply} {
+	for _, want := range []string{"KEY-ABSENT", "GUIDE-PROTECTED", "GEMINI_API_KEY=sk-proxy", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:2376/google", cannedReply} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s\n%s", want, r.stdout, r.stderr)
 		}

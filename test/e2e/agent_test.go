@@ -113,9 +113,10 @@ exec %s "$@"
 		t.Errorf("the real key is in the sandbox HOME: %s", out)
 	}
 
-	// As a session, the request is in the audit log.
-	r = e.run("", []string{"ANTHROPIC_API_KEY=" + realKey, "PATH=" + wrap + ":/usr/local/bin:/usr/bin:/bin"},
-		"claude", "-d", "--ro", pkg, "--upstream", "anthropic="+fakeProvider, "--", "-p", "Say something.")
+	// As a session, the request is in the audit log; the upstream comes
+	// from the configuration this time (STOCKADE_UPSTREAM) rather than a flag.
+	r = e.run("", []string{"ANTHROPIC_API_KEY=" + realKey, "PATH=" + wrap + ":/usr/local/bin:/usr/bin:/bin", "STOCKADE_UPSTREAM=anthropic=" + fakeProvider},
+		"claude", "-d", "--ro", pkg, "--", "-p", "Say something.")
 	id := strings.TrimSpace(r.stdout)
 	if r.code != 0 || len(id) != 6 {
 		t.Fatalf("stockade claude -d: exit %d %q %s", r.code, r.stdout, r.stderr)
