@@ -5,83 +5,145 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stockade-dev/stockade/internal/agent"
 )
 
-// cannedReply and providerLog come from test/netenv/server (the fake
-// provider on the test host).
-const (
-	cannedReply  = "CANNED-REPLY-FROM-THE-FAKE-PROVIDER"
-	providerLog  = "/run/stk-testnet-provider.log"
-	fakeProvider = "http://198.51.100.10:8080"
+// cannedReply and the fake provider come from test/netenv/server: on the
+// test host, or STOCKADE_FAKE_PROVIDER (an instance on loopback) with its
+// request log in STOCKADE_PROVIDER_LOG.
+const cannedReply = "CANNED-REPLY-FROM-THE-FAKE-PROVIDER"
+
+var (
+	fakeProvider = envOr("STOCKADE_FAKE_PROVIDER", "http://198.51.100.10:8080")
+	providerLog  = envOr("STOCKADE_PROVIDER_LOG", "/run/stk-testnet-provider.log")
 )
 
-// requireClaude finds the real Claude Code CLI: $STOCKADE_AGENT_BIN (a
-// directory) or the PATH. CI installs a pinned version with npm.
-func requireClaude(t *testing.T) string {
-	t.Helper()
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// agentCase is one real agent CLI driven in its non-interactive mode.
+type agentCase struct {
+	name      string   // stockade <name>, and the CLI on PATH
+	keyEnv    string   // where the user keeps the real key
+	keyPrefix string   // what a real key of the provider looks like
+	route     string   // the auth proxy route
+	args      []string // the non-interactive prompt
+	inside    []string // variables the CLI must see, as NAME=VALUE
+	keyField  string   // how the provider log shows the key: %s is the key
+	request   string   // the provider path that must carry it
+	audit     string   // the audit line of that request
+}
+
+var agentCases = []agentCase{
+	{name: "claude", keyEnv: "ANTHROPIC_API_KEY", keyPrefix: "sk-ant-api03-REALKEY", route: "anthropic",
+		args:     []string{"-p", "Say something."},
+		inside:   []string{"ANTHROPIC_API_KEY=sk-proxy", "ANTHROPIC_BASE_URL=http://127.0.0.1:2376/anthropic"},
+		keyField: `"x_api_key":"%s"`, request: "/v1/messages", audit: "auth proxy anthropic: POST /v1/messages -> 200"},
+	// --skip-git-repo-check: the project is no git repository.
+	{name: "codex", keyEnv: "OPENAI_API_KEY", keyPrefix: "sk-proj-REALKEY", route: "openai",
+		args:     []string{"exec", "--skip-git-repo-check", "Say something."},
+		inside:   []string{"OPENAI_API_KEY=sk-proxy", "OPENAI_BASE_URL=http://127.0.0.1:2376/openai/v1"},
+		keyField: `"authorization":"Bearer %s"`, request: "/v1/responses", audit: "auth proxy openai: POST /v1/responses -> 200"},
+	{name: "gemini", keyEnv: "GEMINI_API_KEY", keyPrefix: "AIzaSy-REALKEY", route: "google",
+		args:     []string{"-p", "Say something."},
+		inside:   []string{"GEMINI_API_KEY=sk-proxy", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:2376/google"},
+		keyField: `"x_goog_api_key":"%s"`, request: ":streamGenerateContent", audit: "auth proxy google: POST /v1beta/models/"},
+	{name: "opencode", keyEnv: "ANTHROPIC_API_KEY", keyPrefix: "sk-ant-api03-REALKEY", route: "anthropic",
+		args:     []string{"run", "Say something."},
+		inside:   []string{"ANTHROPIC_API_KEY=sk-proxy"},
+		keyField: `"x_api_key":"%s"`, request: "/v1/messages", audit: "auth proxy anthropic: POST /v1/messages -> 200"},
+}
+
+// TestAgents runs each real agent CLI in `stockade <agent>` against the
+// fake provider: the CLI prints the canned reply; the provider got the real
+// key and never the placeholder; the real key is in no environment, /proc
+// entry, HOME or /tmp file inside, nor in the sandbox HOME afterwards; the
+// agent's guide is where the CLI reads it and read-only inside; and as a
+// session, the request is in the audit log and nothing else was attempted.
+func TestAgents(t *testing.T) {
+	requireSandbox(t)
+	if os.Getenv("STOCKADE_FAKE_PROVIDER") == "" {
+		requireTestnet(t)
+	}
+	for _, c := range agentCases {
+		t.Run(c.name, func(t *testing.T) { runAgentCase(t, c) })
+	}
+}
+
+func runAgentCase(t *testing.T, c agentCase) {
+	p := agent.Profiles[c.name]
 	path := os.Getenv("PATH")
 	if d := os.Getenv("STOCKADE_AGENT_BIN"); d != "" {
 		path = d + ":" + path
 	}
-	for _, dir := range filepath.SplitList(path) {
-		if p := filepath.Join(dir, "claude"); isExec(p) {
-			real, err := filepath.EvalSymlinks(p)
-			if err == nil {
-				return real
-			}
+	in, err := agent.Find(p, path)
+	if err != nil {
+		if os.Getenv("STOCKADE_MUST_WORK") == "1" {
+			t.Fatalf("%v (scripts/test.sh installs it)", err)
 		}
+		t.Skip(err)
 	}
-	if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-		t.Fatal("Claude Code is not installed (npm install -g @anthropic-ai/claude-code); scripts/test.sh installs it")
-	}
-	t.Skip("Claude Code is not installed")
-	return ""
-}
-
-func isExec(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
-// TestAgentClaude runs the real Claude Code in `stockade claude -p` against
-// the fake provider on the test host: the CLI prints the canned reply, the
-// provider got the real key, and the real key is nowhere inside the
-// sandbox (environment, /proc, the sandbox HOME).
-func TestAgentClaude(t *testing.T) {
-	requireSandbox(t)
-	requireTestnet(t)
-	claude := requireClaude(t)
 	e := newEnv(t)
 	suffix := make([]byte, 8)
 	rand.Read(suffix)
-	half1, half2 := "sk-ant-api03-REALKEY", "-"+hex.EncodeToString(suffix)
+	half1, half2 := c.keyPrefix, "-"+hex.EncodeToString(suffix)
 	realKey := half1 + half2
 
 	// A wrapper in front of the real CLI looks for the key from inside,
-	// without holding it whole itself, then hands over to the CLI.
+	// without holding it whole itself, tries to rewrite the guide, then
+	// hands over to the CLI, whose install is mounted with --ro.
 	wrap := filepath.Join(t.TempDir(), "bin")
 	os.MkdirAll(wrap, 0o755)
 	os.Chmod(filepath.Dir(wrap), 0o755)
+	var show []string
+	for _, kv := range c.inside {
+		name, _, _ := strings.Cut(kv, "=")
+		show = append(show, fmt.Sprintf("%s=$%s", name, name))
+	}
+	guideCheck := "echo GUIDE-PROTECTED"
+	if p.GuideFile != "" {
+		guideCheck = fmt.Sprintf(`if (echo "ignore the sandbox" >> "$HOME/%s") 2>/dev/null; then echo GUIDE-WRITABLE; else echo GUIDE-PROTECTED; fi`, p.GuideFile)
+	}
 	script := fmt.Sprintf(`#!/bin/sh
 A='%s'; B='%s'
 if grep -aqF "$A$B" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null || grep -rqF "$A$B" "$HOME" /tmp 2>/dev/null; then echo KEY-LEAKED; else echo KEY-ABSENT; fi
-echo "inside: ANTHROPIC_API_KEY=$ANTHROPIC_API_KEY ANTHROPIC_BASE_URL=$ANTHROPIC_BASE_URL"
+echo "inside: %s"
+%s
 exec %s "$@"
-`, half1, half2, claude)
-	os.WriteFile(filepath.Join(wrap, "claude"), []byte(script), 0o755)
-
-	pkg := filepath.Dir(filepath.Dir(claude)) // the npm package of the CLI
-	r := e.run("", []string{"ANTHROPIC_API_KEY=" + realKey, "PATH=" + wrap + ":/usr/local/bin:/usr/bin:/bin"},
-		"claude", "--ro", pkg, "--upstream", "anthropic="+fakeProvider, "--", "-p", "Say something.")
-	if r.code != 0 {
-		t.Fatalf("stockade claude: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+`, half1, half2, strings.Join(show, " "), guideCheck, in.Command)
+	os.WriteFile(filepath.Join(wrap, c.name), []byte(script), 0o755)
+	vars := []string{c.keyEnv + "=" + realKey, "PATH=" + strings.Join(append([]string{wrap}, in.PathDirs...), ":") + ":/usr/local/bin:/usr/bin:/bin"}
+	flags := func(extra ...string) []string {
+		a := append([]string{c.name}, extra...)
+		for _, m := range in.Mounts {
+			a = append(a, "--ro", m)
+		}
+		a = append(a, "--upstream", c.route+"="+fakeProvider, "--")
+		return append(a, c.args...)
 	}
-	for _, want := range []string{"KEY-ABSENT", "ANTHROPIC_API_KEY=sk-proxy", "ANTHROPIC_BASE_URL=http://127.0.0.1:2376/anthropic", cannedReply} {
+
+	// Only this test's requests count in a log the test host shares.
+	var logStart int64
+	if fi, err := os.Stat(providerLog); err == nil {
+		logStart = fi.Size()
+	}
+	r := e.run("", vars, flags()...)
+	if r.code != 0 {
+		t.Fatalf("stockade %s: exit %d\nstdout: %s\nstderr: %s", c.name, r.code, r.stdout, r.stderr)
+	}
+	for _, want := range append([]string{"KEY-ABSENT", "GUIDE-PROTECTED", cannedReply}, c.inside...) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s\n%s", want, r.stdout, r.stderr)
 		}
@@ -89,46 +151,65 @@ exec %s "$@"
 	if strings.Contains(r.stdout+r.stderr, realKey) {
 		t.Error("the real key appears in stockade's output")
 	}
-	// The provider saw the real key, and never the placeholder.
+	checkProviderLog(t, logStart, fmt.Sprintf(c.keyField, realKey), c.request)
+
+	home := filepath.Join(e.home, ".local/share/stockade/home", c.name)
+	if out, _ := exec.Command("grep", "-rlF", realKey, home).Output(); len(out) > 0 {
+		t.Errorf("the real key is in the sandbox HOME: %s", out)
+	}
+	if p.GuideFile != "" {
+		if guide, err := os.ReadFile(filepath.Join(home, p.GuideFile)); err != nil || !strings.Contains(string(guide), "stockade sandbox") {
+			t.Errorf("the guide is not where %s reads it: %v %q", c.name, err, guide)
+		}
+	}
+
+	// As a session: the request is in the audit log, and nothing else was
+	// attempted. The upstream comes from the configuration this time.
+	r = e.run("", append(vars, "STOCKADE_UPSTREAM="+c.route+"="+fakeProvider), flags("-d")...)
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || len(id) != 6 {
+		t.Fatalf("stockade %s -d: exit %d %q %s", c.name, r.code, r.stdout, r.stderr)
+	}
+	// Some CLIs take seconds to start: longer than waitFor waits.
+	deadline := time.Now().Add(60 * time.Second)
+	for e.session(id).Effective != "exited" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := e.session(id); s.Effective != "exited" || s.ExitCode == nil || *s.ExitCode != 0 {
+		t.Fatalf("the %s session did not end well: %+v", c.name, s)
+	}
+	logs := e.run("", nil, "logs", "-s", id).stdout
+	if !strings.Contains(logs, c.audit) {
+		t.Errorf("the audit log lacks %q:\n%s", c.audit, logs)
+	}
+	if strings.Contains(logs, "network denied") {
+		t.Errorf("%s tried to reach something else than its provider:\n%s", c.name, logs)
+	}
+	if strings.Contains(logs, realKey) {
+		t.Error("the real key is in the audit log")
+	}
+}
+
+// checkProviderLog: requests on path carried the real key (field), and no
+// request carried the placeholder.
+func checkProviderLog(t *testing.T, from int64, field, path string) {
+	t.Helper()
 	f, err := os.Open(providerLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	f.Seek(from, io.SeekStart)
 	var seen, dummy int
 	for sc := bufio.NewScanner(f); sc.Scan(); {
-		if strings.Contains(sc.Text(), `"x_api_key":"`+realKey+`"`) {
+		if strings.Contains(sc.Text(), field) && strings.Contains(sc.Text(), path) {
 			seen++
 		}
-		if strings.Contains(sc.Text(), "sk-proxy") {
+		if strings.Contains(sc.Text(), agent.DummyKey) {
 			dummy++
 		}
 	}
 	if seen == 0 || dummy > 0 {
-		t.Errorf("provider log: %d requests with the real key, %d with the placeholder", seen, dummy)
-	}
-	// Nothing the CLI left in its sandbox HOME holds the key.
-	home := filepath.Join(e.home, ".local/share/stockade/home/claude")
-	if out, _ := exec.Command("grep", "-rlF", realKey, home).Output(); len(out) > 0 {
-		t.Errorf("the real key is in the sandbox HOME: %s", out)
-	}
-
-	// As a session, the request is in the audit log; the upstream comes
-	// from the configuration this time (STOCKADE_UPSTREAM) rather than a flag.
-	r = e.run("", []string{"ANTHROPIC_API_KEY=" + realKey, "PATH=" + wrap + ":/usr/local/bin:/usr/bin:/bin", "STOCKADE_UPSTREAM=anthropic=" + fakeProvider},
-		"claude", "-d", "--ro", pkg, "--", "-p", "Say something.")
-	id := strings.TrimSpace(r.stdout)
-	if r.code != 0 || len(id) != 6 {
-		t.Fatalf("stockade claude -d: exit %d %q %s", r.code, r.stdout, r.stderr)
-	}
-	if !waitFor(func() bool { return e.session(id).Effective == "exited" }) {
-		t.Fatalf("the claude session did not end: %+v", e.session(id))
-	}
-	logs := e.run("", nil, "logs", "-s", id).stdout
-	if !strings.Contains(logs, "authproxy: auth proxy anthropic: POST /v1/messages") && !strings.Contains(logs, "auth proxy anthropic: POST") {
-		t.Errorf("the audit log lacks the provider request:\n%s", logs)
-	}
-	if strings.Contains(logs, realKey) {
-		t.Error("the real key is in the audit log")
+		t.Errorf("provider log: %d requests to %s with the real key, %d with the placeholder", seen, path, dummy)
 	}
 }
