@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -301,5 +303,35 @@ func TestTripwire(t *testing.T) {
 				t.Errorf("%s survived the session", planted)
 			}
 		})
+	}
+}
+
+// TestControlSocketBadInput: a malformed request on a session's control
+// socket gets one error line and the session carries on.
+func TestControlSocketBadInput(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sleep", "1000")
+	defer e.run("", nil, "stop", "-s", id)
+	sock := filepath.Join(e.home, ".local/state/stockade/sessions", id, "control.sock")
+	for _, tt := range []struct{ in, want string }{
+		{"not json\n", "not a JSON object"},
+		{`{"v":9,"op":"status"}` + "\n", "protocol version 9"},
+		{`{"v":1,"op":"explode"}` + "\n", `unknown op \"explode\"`},
+		{`{"v":1,"op":"network","action":"allow","target":"bad host!"}` + "\n", `"ok":false`},
+	} {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte(tt.in))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.Contains(line, tt.want) || !strings.Contains(line, `"ok":false`) {
+			t.Errorf("%q: answer %q, want an error containing %q", tt.in, line, tt.want)
+		}
+	}
+	if got := e.session(id).Effective; got != "running" {
+		t.Errorf("after bad requests the session is %s", got)
 	}
 }
