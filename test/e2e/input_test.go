@@ -85,3 +85,53 @@ func snapshot(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// TestAgentBadInput: an agent that is not installed, a malformed
+// .stockaderc, a bad --upstream and a missing key are each one clear line
+// and exit 125, before anything starts.
+func TestAgentBadInput(t *testing.T) {
+	tests := []struct {
+		name  string
+		rc    string // the project's .stockaderc
+		env   []string
+		args  []string
+		fake  bool // a stand-in claude on PATH
+		wants []string
+	}{
+		{"not installed", "", nil, []string{"claude", "--", "-p", "hi"}, false, []string{"claude is not installed", "npm install -g @anthropic-ai/claude-code"}},
+		{"malformed rc file", "# keys\nANTHROPIC_API_KEY sk-ant-x\n", nil, []string{"claude", "--", "-p", "hi"}, true, []string{".stockaderc:2"}},
+		{"bad upstream", "", []string{"ANTHROPIC_API_KEY=sk-ant-0123456789"}, []string{"claude", "--upstream", "nowhere=https://x.example", "--", "-p", "hi"}, true, []string{"upstream nowhere=https://x.example"}},
+		{"no key", "", nil, []string{"claude", "--", "-p", "hi"}, true, []string{"no API key for claude"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			env := append([]string{}, tt.env...)
+			if tt.fake {
+				bin := filepath.Join(e.home, "bin")
+				os.MkdirAll(bin, 0o755)
+				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho should not run\n"), 0o755)
+				env = append(env, "PATH="+bin+":/usr/bin:/bin")
+			}
+			if tt.rc != "" {
+				e.write(".stockaderc", tt.rc)
+			}
+			before := snapshot(t, e.workdir)
+			r := e.run("", env, tt.args...)
+			if r.code != 125 || strings.Contains(r.stdout, "should not run") {
+				t.Errorf("exit %d, stdout %q; want 125 and nothing run\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, w := range tt.wants {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "sk-ant-x") {
+				t.Error("the error shows a value from the rc file")
+			}
+			if after := snapshot(t, e.workdir); after != before {
+				t.Errorf("bad input left something in the project:\n%s", after)
+			}
+		})
+	}
+}
