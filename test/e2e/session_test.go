@@ -335,3 +335,35 @@ func TestControlSocketBadInput(t *testing.T) {
 		t.Errorf("after bad requests the session is %s", got)
 	}
 }
+
+// TestRacingInvocations: several stockade processes acting on one session
+// at once leave its state whole.
+func TestRacingInvocations(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sleep", "1000")
+	var wg sync.WaitGroup
+	codes := make([]int, 6)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				codes[i] = e.run("", nil, "stop", "-s", id).code
+			} else {
+				codes[i] = e.run("", nil, "list", "--all", "--json").code
+			}
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 0 {
+			t.Errorf("invocation %d exited %d", i, c)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(e.home, ".local/state/stockade/sessions", id, "session.json"))
+	var s struct{ State string }
+	if err != nil || json.Unmarshal(raw, &s) != nil || s.State != "stopped" {
+		t.Errorf("session.json after the race: %v %q", err, raw)
+	}
+}
