@@ -202,7 +202,9 @@ func expand(host Host, root string, patterns []string) []found {
 		full := pat
 		if !filepath.IsAbs(pat) {
 			full = filepath.Join(root, pat)
-		} else if !within(full, root) && root != "/" {
+		}
+		// Policy refuses ".." in patterns; this holds even if it did not.
+		if !within(full, root) {
 			continue
 		}
 		dir, base := filepath.Split(full)

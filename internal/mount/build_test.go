@@ -115,7 +115,7 @@ func TestBuildOrder(t *testing.T) {
 func TestExpandRefusesEscapes(t *testing.T) {
 	wd := tree(t, "a/.env")
 	outside := tree(t, ".env")
-	got := expand(OS{}, wd, []string{outside + "/.env", "a/.env", "../.env"})
+	got := expand(OS{}, wd, []string{outside + "/.env", "a/.env", "../.env", "a/../../.env"})
 	if len(got) != 1 || got[0].path != wd+"/a/.env" {
 		t.Errorf("expand = %+v, want only %s/a/.env", got, wd)
 	}
