@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// secureBits makes "root" mean nothing special to execve and locks that in:
+// SecureBits makes "root" mean nothing special to execve and locks that in:
 // even uid 0 inside the sandbox gains no capability by executing a binary.
-const secureBits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
+const SecureBits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
 	1<<2 | 1<<3 | // SECBIT_NO_SETUID_FIXUP, _LOCKED
 	1<<5 | // SECBIT_KEEP_CAPS_LOCKED (KEEP_CAPS itself off)
 	1<<6 | 1<<7 // SECBIT_NO_CAP_AMBIENT_RAISE, _LOCKED
@@ -43,7 +43,7 @@ func DropAll() error {
 		return fmt.Errorf("reading capabilities: %w", os.NewSyscallError("capget", err))
 	}
 	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
-		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secureBits, 0, 0, 0); err != nil {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, SecureBits, 0, 0, 0); err != nil {
 			return fmt.Errorf("locking secure bits: %w", os.NewSyscallError("prctl", err))
 		}
 		last := LastCap()

@@ -7,13 +7,13 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/mount"
@@ -78,23 +78,30 @@ type Listeners struct {
 	DNSUDP                     net.PacketConn
 }
 
-// Run runs j once and returns the command's exit status. Init is cloned
-// first; placeholders and the plan are made while its runtime starts.
-// Whatever Run returns, the sandbox is gone and the placeholders with it.
+// Run runs j once and returns the command's exit status. Whatever Run
+// returns, the sandbox is gone and the placeholders with it.
 func Run(j Job, h Hooks) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
-	prep := make(chan *prepared, 1)
-	go func() { prep <- prepare(j, h) }()
-	var ready atomic.Pointer[prepared]
+	pr := prepare(j, h)
+	defer pr.cleanup()
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
 			c.Close()
 		}
 	}()
-	sb, err := sandbox.Start(sandbox.Options{
+	if pr.err != nil {
+		if h.OnStarted != nil {
+			h.OnStarted()
+		}
+		return sandbox.ExitSetup, pr.err
+	}
+	if h.Debug != nil {
+		h.Debug("mount plan", pr.spec.Plan)
+	}
+	sb, err := sandbox.Start(pr.spec, sandbox.Options{
 		OnListeners: func(files []*os.File) error {
 			cs, err := serve(files, h.Serve)
 			closers = cs
@@ -104,26 +111,17 @@ func Run(j Job, h Hooks) (int, error) {
 		OnStart:   h.OnStart,
 		OnPTY:     h.OnPTY,
 		OnCommand: h.OnCommand,
-		OnQuiet:   func() { ready.Load().removeSoon() },
+		OnQuiet:   pr.removeSoon,
 	})
-	pr := <-prep
-	ready.Store(pr)
-	defer pr.cleanup()
-	if err != nil {
-		return sandbox.ExitSetup, err
-	}
 	if h.OnStarted != nil {
 		h.OnStarted()
 	}
-	if pr.err != nil {
-		sb.Kill()
-		return sandbox.ExitSetup, pr.err
-	}
-	if h.Debug != nil {
-		h.Debug("mount plan", pr.spec.Plan)
-	}
-	if err := sb.Send(pr.spec); err != nil {
-		return sb.Abort(err)
+	if err != nil {
+		var se *sandbox.StepError
+		if errors.As(err, &se) {
+			return se.Code, err
+		}
+		return sandbox.ExitSetup, err
 	}
 	if pr.snap != nil && h.OnTamper != nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -138,7 +136,7 @@ func Run(j Job, h Hooks) (int, error) {
 	return sb.Wait()
 }
 
-// prepared is what Run makes on the host while init starts: the
+// prepared is what Run makes on the host before init starts: the
 // placeholders that protect missing paths, and the plan.
 type prepared struct {
 	spec         sandbox.Spec

@@ -1,6 +1,8 @@
-// Package landlock is stockade's adapter over go-landlock: it turns the four
-// access tiers of the sandbox (DESIGN §3 step 5) into one Landlock ruleset and
-// enforces it on the calling process.
+// Package landlock turns the four access tiers of the sandbox (DESIGN §3
+// step 5) into one Landlock ruleset, as data: the sandbox's init applies it
+// with raw system calls between clone and the command's execve, where no Go
+// library can run. Restrict applies the same ruleset from an ordinary Go
+// process.
 //
 // The tiers are cumulative grants; Landlock can only add rights under a
 // directory, never take them away below it, so a path that must be read-only
@@ -31,7 +33,99 @@ const MinABI = 3
 // ErrNotSupported is returned where Landlock does not exist (non-Linux).
 var ErrNotSupported = errors.New("landlock is not supported on this system")
 
-// Tiers lists the paths of each access tier. Paths must exist when Restrict runs;
+// Access rights (include/uapi/linux/landlock.h).
+const (
+	AccessExecute    = 1 << 0
+	AccessWriteFile  = 1 << 1
+	AccessReadFile   = 1 << 2
+	AccessReadDir    = 1 << 3
+	AccessRemoveDir  = 1 << 4
+	AccessRemoveFile = 1 << 5
+	AccessMakeChar   = 1 << 6
+	AccessMakeDir    = 1 << 7
+	AccessMakeReg    = 1 << 8
+	AccessMakeSock   = 1 << 9
+	AccessMakeFifo   = 1 << 10
+	AccessMakeBlock  = 1 << 11
+	AccessMakeSym    = 1 << 12
+	AccessRefer      = 1 << 13 // ABI 2
+	AccessTruncate   = 1 << 14 // ABI 3
+	AccessIoctlDev   = 1 << 15 // ABI 5
+
+	// AccessFile are the rights that apply to a file; a rule on a file
+	// may carry no others.
+	AccessFile = AccessExecute | AccessWriteFile | AccessReadFile | AccessTruncate | AccessIoctlDev
+
+	ScopeAbstractUnixSocket = 1 << 0 // ABI 6
+	ScopeSignal             = 1 << 1 // ABI 6
+)
+
+const (
+	read    = AccessReadFile | AccessReadDir
+	write   = AccessWriteFile | AccessRemoveDir | AccessRemoveFile | AccessMakeDir | AccessMakeReg | AccessMakeSock | AccessMakeFifo | AccessMakeSym | AccessTruncate
+	handled = (1 << 16) - 1 // every filesystem right up to ABI 7
+	scoped  = ScopeAbstractUnixSocket | ScopeSignal
+)
+
+// Ruleset is a Landlock ruleset ready for landlock_create_ruleset(2) and
+// landlock_add_rule(2), reduced to what the kernel's ABI knows.
+type Ruleset struct {
+	HandledFS uint64
+	Scoped    uint64
+	Rules     []Rule
+}
+
+// Rule grants Access beneath Path. On a file only its AccessFile part
+// applies.
+type Rule struct {
+	Path   string
+	Access uint64
+}
+
+// supportedFS is what each ABI can handle, indexed by ABI.
+func supported(abi int) (fs, scope uint64) {
+	switch {
+	case abi >= 6:
+		return 1<<16 - 1, 1<<2 - 1
+	case abi == 5:
+		return 1<<16 - 1, 0
+	case abi >= 3:
+		return 1<<15 - 1, 0
+	case abi == 2:
+		return 1<<14 - 1, 0
+	case abi == 1:
+		return 1<<13 - 1, 0
+	}
+	return 0, 0
+}
+
+// Compile makes the ruleset of t for a kernel of the given ABI: rights the
+// kernel does not know are neither handled nor granted (they cannot be
+// enforced; StatusFor names them). Callers refuse ABIs below MinABI first.
+func Compile(t Tiers, abi int) Ruleset {
+	fs, scope := supported(abi)
+	r := Ruleset{HandledFS: handled & fs, Scoped: scoped & scope}
+	add := func(access uint64, paths []string) {
+		for _, p := range paths {
+			r.Rules = append(r.Rules, Rule{Path: p, Access: access & r.HandledFS})
+		}
+	}
+	add(read|AccessExecute|AccessRefer, t.ReadExec)
+	add(read|AccessRefer, t.ReadOnly)
+	add(read|write|AccessRefer|AccessIoctlDev, t.WriteNoExec)
+	add(read|write|AccessExecute|AccessRefer|AccessIoctlDev, t.WriteExec)
+	return r
+}
+
+// Nested is the ruleset that takes every filesystem right away and scopes
+// abstract unix sockets: the sandbox's init adds it on top of the command's
+// once the command runs, so that PID 1 itself can touch no file.
+func Nested(abi int) Ruleset {
+	fs, scope := supported(abi)
+	return Ruleset{HandledFS: handled & fs, Scoped: ScopeAbstractUnixSocket & scope}
+}
+
+// Tiers lists the paths of each access tier. Paths must exist when the ruleset is applied;
 // a missing one is an error, so a typo never widens or narrows the policy silently.
 type Tiers struct {
 	ReadExec    []string `json:"read_exec"`

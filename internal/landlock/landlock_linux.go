@@ -4,64 +4,95 @@ package landlock
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
+// RulesetAttr is struct landlock_ruleset_attr.
+type RulesetAttr struct {
+	HandledFS  uint64
+	HandledNet uint64
+	Scoped     uint64
+}
+
+// PathBeneathAttr is struct landlock_path_beneath_attr; the kernel reads
+// its first 12 bytes (the struct is packed).
+type PathBeneathAttr struct {
+	Allowed uint64
+	Fd      int32
+	_       int32
+}
+
 const (
-	read      = llsys.AccessFSReadFile | llsys.AccessFSReadDir
-	write     = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
-	execute   = llsys.AccessFSExecute
-	refer     = llsys.AccessFSRefer
-	ioctlDev  = llsys.AccessFSIoctlDev
-	handledFS = (1 << 16) - 1 // every filesystem right up to ABI 7
-	scoped    = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
+	createRulesetVersion = 1 // LANDLOCK_CREATE_RULESET_VERSION
+	RulePathBeneath      = 1 // LANDLOCK_RULE_PATH_BENEATH
+	// RulesetAttrSize is the size of the attr the kernel reads.
+	RulesetAttrSize = unsafe.Sizeof(RulesetAttr{})
 )
 
 // ABI returns the Landlock ABI version of the running kernel (0 if none).
 func ABI() int {
-	v, err := llsys.LandlockGetABIVersion()
-	if err != nil {
+	v, _, e := syscall.RawSyscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, createRulesetVersion)
+	if e != 0 {
 		return 0
 	}
-	return v
+	return int(v)
 }
 
-// Restrict enforces the tiers on every thread of the calling process. The
-// caller must have set no_new_privs. It refuses to run below MinABI instead of
-// degrading to nothing.
+// Restrict enforces the tiers on the calling Go process, on every thread.
+// The caller must have set no_new_privs. It refuses to run below MinABI
+// instead of degrading to nothing.
 func Restrict(t Tiers) error {
-	if err := CheckABI(ABI()); err != nil {
+	abi := ABI()
+	if err := CheckABI(abi); err != nil {
 		return err
 	}
-	cfg, err := ll.NewConfig(ll.AccessFSSet(handledFS), ll.ScopedSet(scoped))
-	if err != nil {
-		return fmt.Errorf("building landlock config: %w", err)
+	return Compile(t, abi).restrict()
+}
+
+func (r Ruleset) restrict() error {
+	attr := RulesetAttr{HandledFS: r.HandledFS, Scoped: r.Scoped}
+	fd, _, e := syscall.RawSyscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), RulesetAttrSize, 0)
+	if e != 0 {
+		return fmt.Errorf("creating the landlock ruleset: %w", os.NewSyscallError("landlock_create_ruleset", e))
 	}
-	rules := []ll.Rule{
-		ll.PathAccess(read|execute|refer, t.ReadExec...),
-		ll.PathAccess(read|refer, t.ReadOnly...),
-		ll.PathAccess(read|write|refer|ioctlDev, t.WriteNoExec...),
-		ll.PathAccess(read|write|execute|refer|ioctlDev, t.WriteExec...),
+	defer unix.Close(int(fd))
+	for _, rule := range r.Rules {
+		if err := addRule(int(fd), rule); err != nil {
+			return err
+		}
 	}
-	if err := cfg.BestEffort().Restrict(rules...); err != nil {
-		return fmt.Errorf("enforcing landlock ruleset: %w", err)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+		return fmt.Errorf("enforcing the landlock ruleset: %w", os.NewSyscallError("landlock_restrict_self", e))
 	}
 	return nil
 }
 
-// RestrictAll denies every filesystem access to the calling process. Init uses
-// it on itself once the agent is running: it has no reason to touch a file
-// again. Signals are not scoped: init must still forward them to the
-// command, whose Landlock domain is not nested in init's.
-func RestrictAll() error {
-	cfg, err := ll.NewConfig(ll.AccessFSSet(handledFS), ll.ScopedSet(llsys.ScopeAbstractUnixSocket))
+func addRule(ruleset int, rule Rule) error {
+	fd, err := unix.Open(rule.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("building landlock config: %w", err)
+		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("open", err))
 	}
-	if err := cfg.BestEffort().Restrict(); err != nil {
-		return fmt.Errorf("enforcing empty landlock ruleset: %w", err)
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("fstat", err))
+	}
+	attr := PathBeneathAttr{Allowed: rule.Access, Fd: int32(fd)}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		attr.Allowed &= AccessFile
+	}
+	if attr.Allowed == 0 {
+		return nil
+	}
+	if _, _, e := syscall.RawSyscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), RulePathBeneath, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
+		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("landlock_add_rule", e))
 	}
 	return nil
 }

@@ -7,6 +7,3 @@ func ABI() int { return 0 }
 
 // Restrict returns ErrNotSupported.
 func Restrict(Tiers) error { return ErrNotSupported }
-
-// RestrictAll returns ErrNotSupported.
-func RestrictAll() error { return ErrNotSupported }

@@ -91,7 +91,9 @@ func Build(cfg Config, host Host) (Plan, error) {
 	}
 
 	if cfg.ResolvConf != "" {
-		add(Mount{Kind: File, Target: "/etc/resolv.conf", Data: cfg.ResolvConf, Why: "DNS through the stub"})
+		// /etc/resolv.conf is often a symlink into /run: the file goes
+		// where the link leads inside.
+		add(Mount{Kind: File, Target: resolveBound(host, "/etc/resolv.conf", ms), Data: cfg.ResolvConf, Why: "DNS through the stub"})
 	}
 
 	// Kernel interfaces.
@@ -175,6 +177,37 @@ func Build(cfg Config, host Host) (Plan, error) {
 	}
 	sortMounts(ms)
 	return Plan{Mounts: ms}, nil
+}
+
+// resolveBound follows symlinks at p, for at most 8 links, as they will
+// resolve inside: through the host only while p lies in a tree the plan
+// binds from the host as it is (the system dirs); elsewhere (a tmpfs such as
+// /run) nothing exists until the plan makes it, and p is where it goes.
+func resolveBound(host Host, p string, ms []Mount) string {
+	for range 8 {
+		bound := false
+		for _, m := range ms {
+			if m.Kind == Bind && m.Source == m.Target && m.Data != "sandbox" && within(p, m.Target) {
+				bound = true
+			}
+		}
+		if !bound {
+			break
+		}
+		fi, err := host.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(p), link)
+		}
+		p = filepath.Clean(link)
+	}
+	return p
 }
 
 func maskOf(p string, dir bool, why string) Mount {

@@ -38,19 +38,17 @@ import (
 
 // Exit statuses of a sandbox that did not run its command to the end.
 const (
-	ExitSetup       = 125 // the sandbox could not be set up
-	ExitNotExec     = 126 // the command exists but could not be executed
-	ExitNotFound    = 127 // the command was not found
-	ExitSignalBase  = 128 // 128+N: the command was killed by signal N
-	initArg         = "__stockade_init"
-	specFD          = 3 // init reads its spec here
-	syncFD          = 4 // socket between init and the supervisor
-	initStagingBase = "/tmp"
-	msgPlaced       = 'P' // supervisor → init: you are in your cgroup
-	msgQuiet        = 'Q' // init → supervisor: every process but init is gone
-	msgStarted      = 'S' // init → supervisor: the command is running
-	msgPTY          = 'T' // init → supervisor: the master of the command's pty (SCM_RIGHTS)
-	msgListeners    = 'L' // init → supervisor: the Listeners, in order (SCM_RIGHTS)
+	ExitSetup      = 125    // the sandbox could not be set up
+	ExitNotExec    = 126    // the command exists but could not be executed
+	ExitNotFound   = 127    // the command was not found
+	ExitSignalBase = 128    // 128+N: the command was killed by signal N
+	stagingBase    = "/tmp" // where init stages the new root (under a tmpfs)
+	msgMapped      = 'M'    // supervisor → init: your uid and gid maps are written
+	msgPlaced      = 'P'    // supervisor → init: you are in your cgroup
+	msgQuiet       = 'Q'    // init → supervisor: every process but init is gone
+	msgStarted     = 'S'    // init → supervisor: the command is running
+	msgPTY         = 'T'    // init → supervisor: the master of the command's pty (SCM_RIGHTS)
+	msgListeners   = 'L'    // init → supervisor: the Listeners, in order (SCM_RIGHTS)
 )
 
 // Spec is everything init needs to build the sandbox and start the command.
@@ -106,9 +104,7 @@ func (e *StepError) Error() string {
 
 // Entrypoints are the re-executed stages of this binary, keyed by argv[1].
 // cli.Run dispatches to them before parsing any flag.
-var Entrypoints = map[string]func() int{
-	initArg: initMain,
-}
+var Entrypoints = map[string]func() int{}
 
 // Options are the host-side settings of one sandbox run.
 type Options struct {

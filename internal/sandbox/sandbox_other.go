@@ -12,8 +12,6 @@ var ErrNotSupported = errors.New("the native sandbox needs Linux")
 // Run returns ErrNotSupported.
 func Run(Spec, Options) (int, error) { return ExitSetup, ErrNotSupported }
 
-func initMain() int { return ExitSetup }
-
 // ProbeNamespaces returns ErrNotSupported.
 func ProbeNamespaces() error { return ErrNotSupported }
 
@@ -24,10 +22,7 @@ func Smoke() error { return ErrNotSupported }
 type Sandbox struct{}
 
 // Start returns ErrNotSupported.
-func Start(Options) (*Sandbox, error) { return nil, ErrNotSupported }
-
-// Send returns ErrNotSupported.
-func (*Sandbox) Send(Spec) error { return ErrNotSupported }
+func Start(Spec, Options) (*Sandbox, error) { return nil, ErrNotSupported }
 
 // Kill does nothing.
 func (*Sandbox) Kill() {}

@@ -3,16 +3,17 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/mount"
 )
 
 // cloneFlags are the namespaces of every sandbox but the cgroup one, which
@@ -21,151 +22,131 @@ import (
 const cloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
 	unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
 
-// initCaps are the capabilities init keeps across its execve when the user
-// is not root: only what building the sandbox needs, and only inside the new
-// user namespace. Init drops them all before the command starts.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE, unix.CAP_SETPCAP}
-
 // ErrNoUserNS means the kernel refused to create a user namespace.
 var ErrNoUserNS = errors.New("cannot create a user namespace")
 
-// Sandbox is a started sandbox init, waiting for its spec or running.
+// Sandbox is a running sandbox init.
 type Sandbox struct {
-	cmd   *exec.Cmd
+	proc  *os.Process
 	opt   Options
-	specW *os.File
+	spec  Spec
+	steps []mount.Step
+	prog  *program
 	sync  *os.File
 	msg   chan *StepError
 	sigs  chan os.Signal
 	read  sync.Once
 }
 
-// Start clones init into new namespaces. It needs nothing from the spec, so
-// the caller can plan the sandbox while init's runtime starts up, and then
-// Send it. Until Send, init waits.
-func Start(opt Options) (*Sandbox, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("finding the stockade binary: %w", err)
-	}
-	// Descriptors this process inherited without close-on-exec would
-	// otherwise ride along into init: mark them all, so only what is
-	// passed below crosses over.
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("marking descriptors close-on-exec: %w", os.NewSyscallError("close_range", err))
-	}
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer specR.Close()
+// Start clones init into new namespaces, lets it build the sandbox of spec
+// and start the command, and returns once the command is starting. On an
+// error nothing of the sandbox is left; a *StepError carries the exit
+// status to use.
+func Start(spec Spec, opt Options) (*Sandbox, error) {
+	steps := mount.Steps(spec.Plan, stagingBase)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		specW.Close()
 		return nil, os.NewSyscallError("socketpair", err)
 	}
-	syncChild := os.NewFile(uintptr(fds[1]), "sync-child")
-	defer syncChild.Close()
-	s := &Sandbox{opt: opt, specW: specW, sync: os.NewFile(uintptr(fds[0]), "sync"), msg: make(chan *StepError, 1)}
-
-	uid, gid := os.Getuid(), os.Getgid()
-	s.cmd = &exec.Cmd{
-		Path:       self,
-		Args:       []string{"stockade", initArg},
-		Env:        []string{},
-		Stdin:      opt.Stdin,
-		Stdout:     opt.Stdout,
-		Stderr:     opt.Stderr,
-		ExtraFiles: []*os.File{specR, syncChild},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:                 cloneFlags,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			GidMappingsEnableSetgroups: false,
-			Setsid:                     true,
-			Pdeathsig:                  unix.SIGKILL,
-		},
+	s := &Sandbox{opt: opt, spec: spec, steps: steps, sync: os.NewFile(uintptr(fds[0]), "sync"), msg: make(chan *StepError, 1)}
+	// Init's stdio and its end of the socket, as fresh descriptors above
+	// 0-3 so that init can move them into place in any order.
+	var moved [4]int
+	for i := range moved {
+		moved[i] = -1
 	}
-	if uid != 0 {
-		s.cmd.SysProcAttr.AmbientCaps = initCaps
+	defer func() {
+		for _, fd := range moved {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	}()
+	stdio := []*os.File{opt.Stdin, opt.Stdout, opt.Stderr}
+	for i, f := range stdio {
+		if f == nil {
+			if f, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
+				unix.Close(fds[1])
+				s.sync.Close()
+				return nil, err
+			}
+			defer f.Close()
+		}
+		if moved[i], err = unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 10); err != nil {
+			unix.Close(fds[1])
+			s.sync.Close()
+			return nil, os.NewSyscallError("fcntl", err)
+		}
+	}
+	moved[3], err = unix.FcntlInt(uintptr(fds[1]), unix.F_DUPFD_CLOEXEC, 10)
+	unix.Close(fds[1])
+	if err != nil {
+		s.sync.Close()
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	if s.prog, err = build(spec, steps, moved); err != nil {
+		s.sync.Close()
+		return nil, err
 	}
 	// Forward signals from now on: one that arrives while the sandbox is
 	// being built reaches init, which drops it, rather than killing us and
 	// leaving placeholders behind.
 	s.sigs = make(chan os.Signal, 8)
 	signal.Notify(s.sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
-	if err := s.cmd.Start(); err != nil {
+	pid, errno := forkInit(s.prog, cloneFlags)
+	runtime.KeepAlive(s.prog)
+	if errno != 0 {
 		signal.Stop(s.sigs)
-		specW.Close()
 		s.sync.Close()
-		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EACCES) {
+		err := os.NewSyscallError("clone", errno)
+		switch errno {
+		case unix.EPERM, unix.EINVAL, unix.ENOSPC, unix.EACCES, unix.EUSERS:
 			return nil, fmt.Errorf("%w (%v); run 'stockade doctor' for the fix", ErrNoUserNS, err)
 		}
 		return nil, fmt.Errorf("starting sandbox init: %w", err)
 	}
+	if s.proc, err = os.FindProcess(pid); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+		signal.Stop(s.sigs)
+		s.sync.Close()
+		return nil, err
+	}
 	go func() {
 		for sig := range s.sigs {
-			s.cmd.Process.Signal(sig)
+			s.proc.Signal(sig)
 		}
 	}()
+	if err := s.setup(pid); err != nil {
+		_, err := s.Abort(err)
+		return nil, err
+	}
 	return s, nil
 }
 
-// readSync reads init's messages until EOF: msgQuiet, or a StepError.
-func (s *Sandbox) readSync() {
-	buf := make([]byte, 64<<10)
-	var stepErr *StepError
-	for {
-		n, err := s.sync.Read(buf)
-		if errors.Is(err, unix.ECONNRESET) {
-			// Init exited with our "placed" unread: the kernel reports
-			// that once, before the messages init sent last. Read on.
-			continue
+// setup is the supervisor's side of init's start: the id maps, the cgroup,
+// the descriptors init sends, then "placed".
+func (s *Sandbox) setup(pid int) error {
+	uid, gid := os.Getuid(), os.Getgid()
+	for _, w := range []struct{ file, data string }{
+		{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"setgroups", "deny"},
+		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		if err := writeProc(pid, w.file, w.data); err != nil {
+			return fmt.Errorf("%w (%v); run 'stockade doctor' for the fix", ErrNoUserNS, err)
 		}
-		if err != nil || n == 0 {
-			s.msg <- stepErr
-			return
-		}
-		if n == 1 && buf[0] == msgQuiet {
-			if s.opt.OnQuiet != nil {
-				s.opt.OnQuiet()
-			}
-			continue
-		}
-		if n == 1 && buf[0] == msgStarted {
-			if s.opt.OnCommand != nil {
-				s.opt.OnCommand()
-			}
-			continue
-		}
-		e := &StepError{}
-		if json.Unmarshal(buf[:n], e) != nil {
-			e = &StepError{Step: "init", Msg: string(buf[:n]), Code: ExitSetup}
-		}
-		stepErr = e
 	}
-}
-
-// Send hands init its spec, runs OnStart, and lets init start the command.
-// Init builds the filesystem view while the supervisor places it in its
-// cgroup (on cgroup v1 a move can wait ~10 ms for an RCU grace period).
-func (s *Sandbox) Send(spec Spec) error {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return fmt.Errorf("encoding the sandbox spec: %w", err)
+	if _, err := s.sync.Write([]byte{msgMapped}); err != nil {
+		return fmt.Errorf("starting sandbox init: %w", err)
 	}
-	sent := make(chan error, 1)
-	go func() {
-		_, err := s.specW.Write(b)
-		s.specW.Close()
-		sent <- err
-	}()
 	if s.opt.OnStart != nil {
-		if err := s.opt.OnStart(s.cmd.Process.Pid); err != nil {
+		if err := s.opt.OnStart(pid); err != nil {
 			return err
 		}
 	}
-	if spec.Listen {
+	if s.spec.Listen {
 		files, err := s.receive(msgListeners, len(Listeners))
 		if err != nil {
 			return err
@@ -178,7 +159,7 @@ func (s *Sandbox) Send(spec Spec) error {
 			return err
 		}
 	}
-	if spec.Exec.TTY {
+	if s.spec.Exec.TTY {
 		files, err := s.receive(msgPTY, 1)
 		if err != nil {
 			return err
@@ -197,16 +178,71 @@ func (s *Sandbox) Send(spec Spec) error {
 	if _, err := s.sync.Write([]byte{msgPlaced}); err != nil {
 		return fmt.Errorf("starting sandbox init: %w", err)
 	}
-	if err := <-sent; err != nil {
-		return fmt.Errorf("sending spec to sandbox init: %w", err)
-	}
 	return nil
 }
 
+func writeProc(pid int, file, data string) error {
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/%s", pid, file), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readSync reads init's messages until EOF: "started", "quiet", or a
+// failure report.
+func (s *Sandbox) readSync() {
+	buf := make([]byte, 64)
+	var stepErr *StepError
+	for {
+		n, err := s.sync.Read(buf)
+		if errors.Is(err, unix.ECONNRESET) {
+			// Init exited with our "placed" unread: the kernel reports
+			// that once, before the messages init sent last. Read on.
+			continue
+		}
+		if err != nil || n == 0 {
+			s.msg <- stepErr
+			return
+		}
+		switch {
+		case n == 1 && buf[0] == msgQuiet:
+			if s.opt.OnQuiet != nil {
+				s.opt.OnQuiet()
+			}
+		case n == 1 && buf[0] == msgStarted:
+			if s.opt.OnCommand != nil {
+				s.opt.OnCommand()
+			}
+		default:
+			stepErr = s.decode(buf[:n])
+		}
+	}
+}
+
+// decode turns init's failure report (see program.fail) into a StepError.
+func (s *Sandbox) decode(b []byte) *StepError {
+	if len(b) != len(s.prog.report) || b[0] != 'E' {
+		return &StepError{Step: "init", Msg: fmt.Sprintf("unexpected message from sandbox init: %q", b), Code: ExitSetup}
+	}
+	idx := int(b[2]) | int(b[3])<<8
+	if idx == 0xffff {
+		idx = -1
+	}
+	errno := syscall.Errno(int(b[4]) | int(b[5])<<8)
+	e := s.prog.stepError(s.spec, s.steps, b[1], idx, errno)
+	e.Code = int(b[6])
+	return e
+}
+
 // receive reads init's message typ and the n descriptors it carries, or the
-// StepError init sent instead.
+// failure init reported instead.
 func (s *Sandbox) receive(typ byte, n int) ([]*os.File, error) {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(4*n))
 	m, oobn, _, _, err := unix.Recvmsg(int(s.sync.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
@@ -228,16 +264,12 @@ func (s *Sandbox) receive(typ byte, n int) ([]*os.File, error) {
 	if m == 0 {
 		return nil, errors.New("sandbox init exited before sending its descriptors")
 	}
-	e := &StepError{}
-	if json.Unmarshal(buf[:m], e) != nil {
-		e = &StepError{Step: "init", Msg: string(buf[:m]), Code: ExitSetup}
-	}
-	return nil, e
+	return nil, s.decode(buf[:m])
 }
 
-// Kill stops a sandbox that will not get (or did not take) its spec.
+// Kill stops the sandbox.
 func (s *Sandbox) Kill() {
-	s.cmd.Process.Kill()
+	s.proc.Kill()
 	s.Wait()
 }
 
@@ -245,12 +277,16 @@ func (s *Sandbox) Kill() {
 // the error to show: init's own StepError when it sent one (it failed
 // first, and err is only the echo of that, such as a broken pipe), else err.
 func (s *Sandbox) Abort(err error) (int, error) {
-	s.cmd.Process.Kill()
+	s.proc.Kill()
 	if _, werr := s.Wait(); werr != nil {
 		var se *StepError
 		if errors.As(werr, &se) {
 			return se.Code, se
 		}
+	}
+	var se *StepError
+	if errors.As(err, &se) {
+		return se.Code, se
 	}
 	return ExitSetup, err
 }
@@ -261,30 +297,31 @@ func (s *Sandbox) Abort(err error) (int, error) {
 func (s *Sandbox) Wait() (int, error) {
 	defer s.sync.Close()
 	defer signal.Stop(s.sigs)
-	s.specW.Close()
 	s.read.Do(func() { go s.readSync() })
-	werr := s.cmd.Wait()
-	code := s.cmd.ProcessState.ExitCode()
-	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	st, werr := s.proc.Wait()
+	if werr != nil {
+		<-s.msg
+		return ExitSetup, fmt.Errorf("waiting for sandbox init: %w", werr)
+	}
+	code := st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = ExitSignalBase + int(ws.Signal())
 	}
 	if e := <-s.msg; e != nil {
 		return e.Code, e
 	}
-	if code < 0 && werr != nil {
-		return ExitSetup, fmt.Errorf("waiting for sandbox init: %w", werr)
-	}
 	return code, nil
 }
 
-// Run starts spec and waits for it: Start, Send and Wait in one.
+// Run starts spec and waits for it.
 func Run(spec Spec, opt Options) (int, error) {
-	s, err := Start(opt)
+	s, err := Start(spec, opt)
 	if err != nil {
+		var se *StepError
+		if errors.As(err, &se) {
+			return se.Code, err
+		}
 		return ExitSetup, err
-	}
-	if err := s.Send(spec); err != nil {
-		return s.Abort(err)
 	}
 	return s.Wait()
 }

@@ -1,0 +1,196 @@
+//go:build linux
+
+package mount
+
+import (
+	"fmt"
+	"path"
+
+	"golang.org/x/sys/unix"
+)
+
+// Call is the system call a Step makes.
+type Call uint8
+
+const (
+	CallMount   Call = iota + 1 // mount(Source, Path, FSType, Flags, Data)
+	CallSetattr                 // mount_setattr(Path, Flags, Attr): add mount attributes
+	CallMkdir                   // mkdir(Path, Mode)
+	CallTouch                   // create Path as an empty file (O_NOFOLLOW) and close it
+	CallWrite                   // create Path with Mode and content Data
+	CallSymlink                 // symlink(Source, Path)
+	CallChmod                   // chmod(Path, Mode)
+	CallLstat                   // lstat(Path): only to test that it exists
+	CallMask                    // bind Source (a file) or Data (a dir) over Path, as Path is, read-only
+	CallPivot                   // pivot_root(Path, Source)
+	CallChdir                   // chdir(Path)
+	CallUmount                  // umount2(Path, MNT_DETACH)
+)
+
+var callNames = [...]string{
+	CallMount: "mount", CallSetattr: "mount_setattr", CallMkdir: "mkdir", CallTouch: "open",
+	CallWrite: "open", CallSymlink: "symlink", CallChmod: "chmod", CallLstat: "lstat",
+	CallMask: "mount", CallPivot: "pivot_root", CallChdir: "chdir", CallUmount: "umount2",
+}
+
+func (c Call) String() string { return callNames[c] }
+
+// Step is one system call of the executor. Steps are plain data so that the
+// sandbox's init, which runs them between clone and its first execve, needs
+// no allocation and no Go runtime to carry them out (see package sandbox).
+type Step struct {
+	Call         Call
+	Path, Source string
+	FSType, Data string
+	Flags        uintptr
+	Attr         uint64 // CallSetattr, CallMask: attributes to set
+	Mode         uint32
+	// Ok lists errnos (as bits: 1<<errno) that count as success, such as
+	// EEXIST for a directory that is already there.
+	Ok uint64
+	// Skip is how many of the following steps a success skips: a mount
+	// point that exists needs no creating, procfs with hidepid needs no
+	// second try.
+	Skip int
+	// Mount is the index in Plan.Mounts this step carries out, or -1 for
+	// the steps around the plan, which What describes.
+	Mount int
+	What  string
+}
+
+// Errno bits for Step.Ok.
+func okErr(errs ...unix.Errno) uint64 {
+	var b uint64
+	for _, e := range errs {
+		b |= 1 << uint(e)
+	}
+	return b
+}
+
+// Steps turns plan into the system calls that build it in the caller's new
+// mount namespace, staged under base, and pivot into it.
+//
+// The sequence follows bubblewrap's: a first pivot_root into a staging tmpfs
+// keeps the host tree reachable as /oldroot while the new root is built at
+// /newroot; a second pivot_root(".", ".") then makes /newroot the root and the
+// staging tree is detached. Nothing of the host is reachable afterwards except
+// through the mounts of the plan. Read-only binds are made read-only
+// recursively with mount_setattr(2), which a plain remount cannot do.
+func Steps(plan Plan, base string) []Step {
+	var s []Step
+	frame := func(what string, st Step) {
+		st.Mount, st.What = -1, what
+		s = append(s, st)
+	}
+	// Private first: nothing we mount may propagate back to the host.
+	frame("making / private", Step{Call: CallMount, Path: "/", Flags: unix.MS_REC | unix.MS_PRIVATE})
+	frame("mounting the staging tmpfs on "+base, Step{Call: CallMount, Source: "tmpfs", Path: base, FSType: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "mode=0755"})
+	frame("creating the staging dirs", Step{Call: CallMkdir, Path: base + "/oldroot", Mode: 0o755})
+	frame("creating the staging dirs", Step{Call: CallMkdir, Path: base + "/newroot", Mode: 0o755})
+	frame("creating the mask dir", Step{Call: CallMkdir, Path: base + "/empty-dir", Mode: 0o555})
+	frame("creating the mask file", Step{Call: CallWrite, Path: base + "/empty-file", Mode: 0o444})
+	frame("pivoting into the staging root", Step{Call: CallPivot, Path: base, Source: base + "/oldroot"})
+	frame("entering the staging root", Step{Call: CallChdir, Path: "/"})
+	frame("mounting the new root", Step{Call: CallMount, Source: "tmpfs", Path: "/newroot", FSType: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "mode=0755"})
+	made := map[string]bool{"/newroot": true}
+	for i, m := range plan.Mounts {
+		for _, st := range apply(m, i, made) {
+			st.Mount = i
+			s = append(s, st)
+		}
+	}
+	frame("making the new root read-only", Step{Call: CallSetattr, Path: "/newroot", Attr: unix.MOUNT_ATTR_RDONLY})
+	frame("detaching the host root", Step{Call: CallUmount, Path: "/oldroot"})
+	frame("entering the new root", Step{Call: CallChdir, Path: "/newroot"})
+	frame("pivoting into the new root", Step{Call: CallPivot, Path: ".", Source: "."})
+	frame("detaching the staging root", Step{Call: CallUmount, Path: "."})
+	frame("entering the new root", Step{Call: CallChdir, Path: "/"})
+	return s
+}
+
+const (
+	emptyFile = "/empty-file"
+	emptyDir  = "/empty-dir"
+)
+
+// apply is the steps of one mount; made holds the directories earlier steps
+// created, whose mkdir need not be tried again.
+func apply(m Mount, i int, made map[string]bool) []Step {
+	dst := "/newroot" + m.Target
+	src := "/oldroot" + m.Source
+	if m.Data == "sandbox" {
+		src = "/newroot" + m.Source
+	}
+	const nosuidNodev = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	switch m.Kind {
+	case Bind:
+		attr := uint64(nosuidNodev)
+		if m.ReadOnly {
+			attr |= unix.MOUNT_ATTR_RDONLY
+		}
+		return concat(ensure(dst, m.IsDir, made),
+			Step{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND | unix.MS_REC},
+			Step{Call: CallSetattr, Path: dst, Flags: unix.AT_RECURSIVE, Attr: attr})
+	case Device:
+		return concat(ensure(dst, false, made),
+			Step{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND},
+			Step{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+	case Tmpfs:
+		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+		if m.Target == "/dev" {
+			flags = unix.MS_NOSUID | unix.MS_NOEXEC
+		}
+		return concat(ensure(dst, true, made), Step{Call: CallMount, Source: "tmpfs", Path: dst, FSType: "tmpfs", Flags: flags, Data: m.Data})
+	case Proc:
+		// hidepid is best effort: the PID namespace already hides the host.
+		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+		return concat(ensure(dst, true, made),
+			Step{Call: CallMount, Source: "proc", Path: dst, FSType: "proc", Flags: flags, Data: "hidepid=invisible", Ok: ^uint64(0), Skip: 1},
+			Step{Call: CallMount, Source: "proc", Path: dst, FSType: "proc", Flags: flags})
+	case Devpts:
+		return concat(ensure(dst, true, made),
+			Step{Call: CallMount, Source: "devpts", Path: dst, FSType: "devpts", Flags: unix.MS_NOSUID | unix.MS_NOEXEC, Data: "newinstance,ptmxmode=0666,mode=0620"})
+	case Symlink:
+		return concat(mkdirAll(path.Dir(dst), made), Step{Call: CallSymlink, Source: m.Source, Path: dst})
+	case Dir:
+		return concat(mkdirAll(dst, made), Step{Call: CallChmod, Path: dst, Mode: m.Mode & 0o7777})
+	case File:
+		// The target was resolved through symlinks when the plan was made.
+		file := fmt.Sprintf("/file-%d", i)
+		return concat(ensure(dst, false, made),
+			Step{Call: CallWrite, Path: file, Data: m.Data, Mode: 0o444},
+			Step{Call: CallMount, Source: file, Path: dst, Flags: unix.MS_BIND},
+			Step{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_RDONLY | nosuidNodev | unix.MOUNT_ATTR_NOEXEC})
+	case Empty:
+		var ok uint64
+		if m.Data == "optional" {
+			ok = okErr(unix.ENOENT)
+		}
+		return []Step{{Call: CallMask, Path: dst, Source: emptyFile, Data: emptyDir, Ok: ok,
+			Attr: unix.MOUNT_ATTR_RDONLY | nosuidNodev | unix.MOUNT_ATTR_NOEXEC}}
+	}
+	panic(fmt.Sprintf("mount: unknown kind %q in plan", m.Kind))
+}
+
+// ensure makes a mount point: a directory, or an empty file unless
+// something is there already.
+func ensure(p string, dir bool, made map[string]bool) []Step {
+	if dir {
+		return mkdirAll(p, made)
+	}
+	parents := mkdirAll(path.Dir(p), made)
+	return concat([]Step{{Call: CallLstat, Path: p, Ok: okErr(unix.ENOENT), Skip: len(parents) + 1}},
+		concat(parents, Step{Call: CallTouch, Path: p, Ok: okErr(unix.EISDIR, unix.ELOOP)})...)
+}
+
+// mkdirAll creates p and its missing parents below /newroot.
+func mkdirAll(p string, made map[string]bool) []Step {
+	if made[p] || p == "/" || p == "." {
+		return nil
+	}
+	s := mkdirAll(path.Dir(p), made)
+	made[p] = true
+	return append(s, Step{Call: CallMkdir, Path: p, Mode: 0o755, Ok: okErr(unix.EEXIST)})
+}
+
+func concat(a []Step, b ...Step) []Step { return append(a, b...) }

@@ -1,0 +1,582 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"syscall"
+	"unsafe"
+	_ "unsafe" // go:linkname
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/caps"
+	"github.com/stockade-dev/stockade/internal/landlock"
+	"github.com/stockade-dev/stockade/internal/mount"
+)
+
+// Init is a fork of the supervisor, not a new process image: the clone
+// returns in the child on a copy of the supervisor's memory with one thread,
+// and that thread must never enter the Go runtime again (no allocation, no
+// stack growth, no scheduler, no write barrier). Everything below runs as
+// //go:nosplit functions that read the program the supervisor prepared and
+// make raw system calls, the way syscall.forkAndExecInChild does between
+// fork and exec; runtime_BeforeFork spoils the stack guard, so a mistake
+// here crashes init at once instead of corrupting it. The payoff is that a
+// sandbox costs one Go process start, not two.
+//
+// Init starts with every signal blocked (runtime_BeforeFork blocks them
+// around the clone) and keeps them blocked: it takes the ones it forwards,
+// and SIGCHLD, from a signalfd. Blocked signals are queued even for the
+// init of a PID namespace, which would otherwise drop them.
+
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
+func runtimeAfterForkInChild()
+
+// atFDCWD is AT_FDCWD as a system call argument.
+const atFDCWD = ^uintptr(99) // -100
+
+// forkInit clones init into new namespaces. In the supervisor it returns
+// init's pid; init never returns from it.
+//
+//go:norace
+//go:nocheckptr
+func forkInit(p *program, flags uintptr) (int, syscall.Errno) {
+	runtimeBeforeFork()
+	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, flags|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	if errno != 0 || pid != 0 {
+		runtimeAfterFork()
+		return int(pid), errno
+	}
+	p.initMain()
+	return 0, 0
+}
+
+//go:nosplit
+//go:norace
+func sys(trap, a1, a2, a3, a4, a5, a6 uintptr) (uintptr, syscall.Errno) {
+	r, _, e := syscall.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
+	return r, e
+}
+
+//go:nosplit
+func ptr[T any](v *T) uintptr { return uintptr(unsafe.Pointer(v)) }
+
+// fail reports a failed step to the supervisor and exits.
+//
+//go:nosplit
+//go:norace
+func (p *program) fail(step uint8, idx int, errno syscall.Errno, code int) {
+	p.report[0] = 'E'
+	p.report[1] = step
+	p.report[2] = byte(idx)
+	p.report[3] = byte(idx >> 8)
+	p.report[4] = byte(errno)
+	p.report[5] = byte(errno >> 8)
+	p.report[6] = byte(code)
+	sys(unix.SYS_WRITE, 3, ptr(&p.report[0]), uintptr(len(p.report)), 0, 0, 0)
+	sys(unix.SYS_EXIT_GROUP, uintptr(code), 0, 0, 0, 0, 0)
+}
+
+// await reads the supervisor's next message and exits unless it is want.
+//
+//go:nosplit
+//go:norace
+func (p *program) await(want byte, step uint8) {
+	for {
+		n, e := sys(unix.SYS_READ, 3, ptr(&p.buf[0]), 1, 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 || n != 1 || p.buf[0] != want {
+			p.fail(step, 0, e, ExitSetup)
+		}
+		return
+	}
+}
+
+//go:nosplit
+//go:norace
+func (p *program) send(m *message) syscall.Errno {
+	for {
+		_, e := sys(unix.SYS_SENDMSG, 3, ptr(&m.hdr), 0, 0, 0, 0)
+		if e != unix.EINTR {
+			return e
+		}
+	}
+}
+
+// initMain is PID 1 of the sandbox: DESIGN §3 in order, then the command.
+//
+//go:nosplit
+//go:norace
+func (p *program) initMain() {
+	// No core dump of the supervisor's memory, even before dumpable is off.
+	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOff), 0, 0, 0)
+	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
+	sys(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0, 0)
+	// stdio and the sync socket to 0-3; everything else of the
+	// supervisor's goes.
+	for i := range p.fds {
+		flags := uintptr(0)
+		if i == 3 {
+			flags = unix.O_CLOEXEC
+		}
+		if _, e := sys(unix.SYS_DUP3, uintptr(p.fds[i]), uintptr(i), flags, 0, 0, 0); e != 0 {
+			sys(unix.SYS_EXIT_GROUP, ExitSetup, 0, 0, 0, 0, 0)
+		}
+	}
+	sys(unix.SYS_CLOSE_RANGE, 4, ^uintptr(0), 0, 0, 0, 0)
+	p.rename()
+	if _, e := sys(unix.SYS_SETHOSTNAME, ptr(&p.hostname[0]), uintptr(len(p.hostname)), 0, 0, 0, 0); e != 0 {
+		p.fail(stepHostname, 0, e, ExitSetup)
+	}
+	p.loopbackUp()
+	if len(p.listeners) > 0 {
+		p.listen()
+	}
+	// The supervisor has written our uid and gid maps.
+	p.await(msgMapped, stepInit)
+	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
+		p.fail(stepInit, 1, e, ExitSetup)
+	}
+	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOn), 0, 0, 0)
+	p.mount()
+	if p.tty {
+		p.openPTY()
+	}
+	p.await(msgPlaced, stepPlaced)
+	// Now in the sandbox's cgroup: a cgroup namespace made now is rooted there.
+	if _, e := sys(unix.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0, 0, 0, 0); e != 0 {
+		p.fail(stepCgroupNS, 0, e, ExitSetup)
+	}
+	p.confine()
+	cmd := p.start()
+	p.supervise(cmd)
+}
+
+// rename makes PID 1 show as stockade-init, not as the supervisor's
+// command line.
+//
+//go:nosplit
+//go:norace
+func (p *program) rename() {
+	sys(unix.SYS_PRCTL, unix.PR_SET_NAME, ptr(p.name), 0, 0, 0, 0)
+	if p.args == nil {
+		return
+	}
+	const name = "stockade-init"
+	for i := uintptr(0); i < p.argsLen; i++ {
+		c := byte(0)
+		if i < uintptr(len(name)) {
+			c = name[i]
+		}
+		*(*byte)(unsafe.Add(p.args, i)) = c
+	}
+}
+
+//go:nosplit
+//go:norace
+func (p *program) loopbackUp() {
+	fd, e := sys(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0, 0, 0, 0)
+	if e == 0 {
+		if _, e = sys(unix.SYS_IOCTL, fd, unix.SIOCGIFFLAGS, ptr(&p.ifreq[0]), 0, 0, 0); e == 0 {
+			flags := (*uint16)(unsafe.Pointer(&p.ifreq[unix.IFNAMSIZ]))
+			*flags |= unix.IFF_UP | unix.IFF_RUNNING
+			_, e = sys(unix.SYS_IOCTL, fd, unix.SIOCSIFFLAGS, ptr(&p.ifreq[0]), 0, 0, 0)
+		}
+		sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+	}
+	if e != 0 {
+		p.fail(stepNetwork, idxLoopback, e, ExitSetup)
+	}
+}
+
+// listen creates the Listeners on lo and sends them to the supervisor; init
+// keeps none of them.
+//
+//go:nosplit
+//go:norace
+func (p *program) listen() {
+	m := p.listenMsg
+	for i := range p.listeners {
+		l := &p.listeners[i]
+		fd, e := sys(unix.SYS_SOCKET, unix.AF_INET, l.typ|unix.SOCK_CLOEXEC, 0, 0, 0, 0)
+		if e != 0 {
+			p.fail(stepNetwork, i, e, ExitSetup)
+		}
+		sys(unix.SYS_SETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, ptr(&p.one), 4, 0)
+		if _, e := sys(unix.SYS_BIND, fd, ptr(&l.addr), unix.SizeofSockaddrInet4, 0, 0, 0); e != 0 {
+			p.fail(stepNetwork, i, e, ExitSetup)
+		}
+		if l.stream {
+			if _, e := sys(unix.SYS_LISTEN, fd, 512, 0, 0, 0, 0); e != 0 {
+				p.fail(stepNetwork, i, e, ExitSetup)
+			}
+		}
+		*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*i])) = int32(fd)
+	}
+	if e := p.send(m); e != 0 {
+		p.fail(stepNetwork, len(p.listeners), e, ExitSetup)
+	}
+	for i := range p.listeners {
+		sys(unix.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*i]))), 0, 0, 0, 0, 0)
+	}
+}
+
+// mount runs the mount steps: the new root, then pivot_root into it.
+//
+//go:nosplit
+//go:norace
+func (p *program) mount() {
+	for i := 0; i < len(p.steps); i++ {
+		s := &p.steps[i]
+		e := p.step(s)
+		switch {
+		case e == 0:
+			i += s.skip
+		case uintptr(e) < 64 && s.ok&(1<<uintptr(e)) != 0:
+		default:
+			p.fail(stepMount, i, e, ExitSetup)
+		}
+	}
+}
+
+//go:nosplit
+//go:norace
+func (p *program) step(s *rawStep) syscall.Errno {
+	path := ptr(s.path)
+	switch s.call {
+	case mount.CallMount:
+		_, e := sys(unix.SYS_MOUNT, ptr(s.source), path, ptr(s.fstype), s.flags, ptr(s.data), 0)
+		return e
+	case mount.CallSetattr:
+		_, e := sys(unix.SYS_MOUNT_SETATTR, atFDCWD, path, s.flags, ptr(&s.attr), unsafe.Sizeof(s.attr), 0)
+		return e
+	case mount.CallMkdir:
+		_, e := sys(unix.SYS_MKDIRAT, atFDCWD, path, uintptr(s.mode), 0, 0, 0)
+		return e
+	case mount.CallTouch:
+		fd, e := sys(unix.SYS_OPENAT, atFDCWD, path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644, 0, 0)
+		if e == 0 {
+			sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		}
+		return e
+	case mount.CallWrite:
+		fd, e := sys(unix.SYS_OPENAT, atFDCWD, path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, uintptr(s.mode), 0, 0)
+		if e != 0 {
+			return e
+		}
+		for off := 0; off < s.dataLen && e == 0; {
+			var n uintptr
+			n, e = sys(unix.SYS_WRITE, fd, ptr(s.data)+uintptr(off), uintptr(s.dataLen-off), 0, 0, 0)
+			off += int(n)
+		}
+		sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		return e
+	case mount.CallSymlink:
+		_, e := sys(unix.SYS_SYMLINKAT, ptr(s.source), atFDCWD, path, 0, 0, 0)
+		return e
+	case mount.CallChmod:
+		_, e := sys(unix.SYS_FCHMODAT, atFDCWD, path, uintptr(s.mode), 0, 0, 0)
+		return e
+	case mount.CallLstat:
+		_, e := sys(sysFstatat, atFDCWD, path, ptr(&p.st), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+		return e
+	case mount.CallMask:
+		if _, e := sys(sysFstatat, atFDCWD, path, ptr(&p.st), unix.AT_SYMLINK_NOFOLLOW, 0, 0); e != 0 {
+			return e
+		}
+		src := s.source
+		if p.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			src = s.dirSrc
+		}
+		if _, e := sys(unix.SYS_MOUNT, ptr(src), path, 0, unix.MS_BIND, 0, 0); e != 0 {
+			return e
+		}
+		_, e := sys(unix.SYS_MOUNT_SETATTR, atFDCWD, path, 0, ptr(&s.attr), unsafe.Sizeof(s.attr), 0)
+		return e
+	case mount.CallPivot:
+		_, e := sys(unix.SYS_PIVOT_ROOT, path, ptr(s.source), 0, 0, 0, 0)
+		return e
+	case mount.CallChdir:
+		_, e := sys(unix.SYS_CHDIR, path, 0, 0, 0, 0, 0)
+		return e
+	case mount.CallUmount:
+		_, e := sys(unix.SYS_UMOUNT2, path, unix.MNT_DETACH, 0, 0, 0, 0)
+		return e
+	}
+	return unix.EINVAL
+}
+
+// openPTY opens a pseudo-terminal in the sandbox's own devpts and sends its
+// master to the supervisor; the slave becomes the command's stdio. The
+// user's terminal never enters the sandbox.
+//
+//go:nosplit
+//go:norace
+func (p *program) openPTY() {
+	master, e := sys(unix.SYS_OPENAT, atFDCWD, ptr(p.ptmx), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0, 0, 0)
+	if e != 0 {
+		p.fail(stepTerminal, 0, e, ExitSetup)
+	}
+	if _, e := sys(unix.SYS_IOCTL, master, unix.TIOCSPTLCK, ptr(&p.zero), 0, 0, 0); e != 0 {
+		p.fail(stepTerminal, 1, e, ExitSetup)
+	}
+	// TIOCGPTPEER opens the slave through the master, not by path: nothing
+	// can swap the device node in between.
+	slave, e := sys(unix.SYS_IOCTL, master, unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0, 0, 0)
+	if e != 0 {
+		p.fail(stepTerminal, 2, e, ExitSetup)
+	}
+	m := p.ptyMsg
+	*(*int32)(unsafe.Pointer(&m.control[m.dataOff])) = int32(master)
+	if e := p.send(m); e != 0 {
+		p.fail(stepTerminal, 3, e, ExitSetup)
+	}
+	sys(unix.SYS_CLOSE, master, 0, 0, 0, 0, 0)
+	p.slave = int(slave)
+}
+
+// confine applies DESIGN §3 steps 4 to 8 to init itself; the command
+// inherits them all across fork and execve, and PID 1 is never more
+// powerful than what it supervises.
+//
+//go:nosplit
+//go:norace
+func (p *program) confine() {
+	if _, e := sys(unix.SYS_CHDIR, ptr(p.cwd), 0, 0, 0, 0, 0); e != 0 {
+		p.fail(stepChdir, 0, e, ExitSetup)
+	}
+	if p.nproc != nil {
+		if _, e := sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NPROC, ptr(p.nproc), 0, 0, 0); e != 0 {
+			p.fail(stepPids, 0, e, ExitSetup)
+		}
+	}
+	// 4. no_new_privs: Landlock and seccomp need it, and it makes setuid
+	// bits and file capabilities inert from here on.
+	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+		p.fail(stepNNP, 0, e, ExitSetup)
+	}
+	// 5. Landlock.
+	p.landlock()
+	// 6. File descriptors: init holds only 0-3 (the sync socket is
+	// close-on-exec) and, with a terminal, the pty slave (close-on-exec;
+	// the command gets it as 0-2).
+	// 7. Capabilities: lock the secure bits, empty the bounding set and
+	// every capability set.
+	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, caps.SecureBits, 0, 0, 0, 0); e != 0 {
+		p.fail(stepCaps, 0, e, ExitSetup)
+	}
+	for c := 0; c <= p.last; c++ {
+		if _, e := sys(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0, 0); e != 0 && e != unix.EINVAL {
+			p.fail(stepCaps, 1, e, ExitSetup)
+		}
+	}
+	if _, e := sys(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 && e != unix.EINVAL {
+		p.fail(stepCaps, 2, e, ExitSetup)
+	}
+	if _, e := sys(unix.SYS_CAPSET, ptr(&p.capHdr), ptr(&p.capSet[0]), 0, 0, 0, 0); e != 0 {
+		p.fail(stepCaps, 3, e, ExitSetup)
+	}
+	// 8. seccomp, last. Init has one thread: no TSYNC needed.
+	if _, e := sys(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, ptr(&p.filter), 0, 0, 0); e != 0 {
+		p.fail(stepSeccomp, 0, e, ExitSetup)
+	}
+}
+
+//go:nosplit
+//go:norace
+func (p *program) landlock() {
+	rs, e := sys(unix.SYS_LANDLOCK_CREATE_RULESET, ptr(&p.attr), landlock.RulesetAttrSize, 0, 0, 0, 0)
+	if e != 0 {
+		p.fail(stepLandlock, -1, e, ExitSetup)
+	}
+	for i := range p.rules {
+		r := &p.rules[i]
+		fd, e := sys(unix.SYS_OPENAT, atFDCWD, ptr(r.path), unix.O_PATH|unix.O_CLOEXEC, 0, 0, 0)
+		if e != 0 {
+			p.fail(stepLandlock, i, e, ExitSetup)
+		}
+		if _, e := sys(unix.SYS_FSTAT, fd, ptr(&p.st), 0, 0, 0, 0); e != 0 {
+			p.fail(stepLandlock, i, e, ExitSetup)
+		}
+		p.beneath.Allowed = r.access
+		p.beneath.Fd = int32(fd)
+		if p.st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			p.beneath.Allowed &= landlock.AccessFile
+		}
+		if p.beneath.Allowed != 0 {
+			if _, e := sys(unix.SYS_LANDLOCK_ADD_RULE, rs, landlock.RulePathBeneath, ptr(&p.beneath), 0, 0, 0); e != 0 {
+				p.fail(stepLandlock, i, e, ExitSetup)
+			}
+		}
+		sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+	}
+	if _, e := sys(unix.SYS_LANDLOCK_RESTRICT_SELF, rs, 0, 0, 0, 0, 0); e != 0 {
+		p.fail(stepLandlock, -1, e, ExitSetup)
+	}
+	sys(unix.SYS_CLOSE, rs, 0, 0, 0, 0, 0)
+}
+
+// start forks and executes the command and returns its pid once its execve
+// has worked; if it has not, init reports why and exits.
+//
+//go:nosplit
+//go:norace
+func (p *program) start() uintptr {
+	sfd, e := sys(unix.SYS_SIGNALFD4, ^uintptr(0), ptr(&p.sigset), 8, unix.SFD_CLOEXEC, 0, 0)
+	if e != 0 {
+		p.fail(stepInit, 2, e, ExitSetup)
+	}
+	p.poll[0] = unix.PollFd{Fd: int32(sfd), Events: unix.POLLIN}
+	p.poll[1] = unix.PollFd{Fd: 3, Events: unix.POLLIN}
+	if _, e := sys(unix.SYS_PIPE2, ptr(&p.pipe[0]), unix.O_CLOEXEC, 0, 0, 0, 0); e != 0 {
+		p.fail(stepInit, 3, e, ExitSetup)
+	}
+	pid, e := sys(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	if e != 0 {
+		p.fail(stepExec, -1, e, ExitNotExec)
+	}
+	if pid == 0 {
+		p.command()
+	}
+	sys(unix.SYS_CLOSE, uintptr(p.pipe[1]), 0, 0, 0, 0, 0)
+	for {
+		n, e := sys(unix.SYS_READ, uintptr(p.pipe[0]), ptr(&p.result[0]), 8, 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if n == 8 {
+			sys(unix.SYS_WAIT4, pid, 0, 0, 0, 0, 0)
+			code := ExitNotExec
+			if p.result[1] == int32(unix.ENOENT) || p.result[1] == int32(unix.ENOTDIR) {
+				code = ExitNotFound
+			}
+			p.fail(stepExec, int(p.result[0]), syscall.Errno(p.result[1]), code)
+		}
+		break
+	}
+	sys(unix.SYS_CLOSE, uintptr(p.pipe[0]), 0, 0, 0, 0, 0)
+	p.buf[0] = msgStarted
+	sys(unix.SYS_WRITE, 3, ptr(&p.buf[0]), 1, 0, 0, 0)
+	// Init needs no file from here on: a nested Landlock layer takes the
+	// command's filesystem rights away from init itself.
+	if rs, e := sys(unix.SYS_LANDLOCK_CREATE_RULESET, ptr(&p.nested), landlock.RulesetAttrSize, 0, 0, 0, 0); e == 0 {
+		sys(unix.SYS_LANDLOCK_RESTRICT_SELF, rs, 0, 0, 0, 0, 0)
+		sys(unix.SYS_CLOSE, rs, 0, 0, 0, 0, 0)
+	}
+	return pid
+}
+
+// command is the child that becomes the command: its own session, the
+// terminal as its stdio, default signal handling, then execve along the
+// candidates as execvp(3) does.
+//
+//go:nosplit
+//go:norace
+func (p *program) command() {
+	runtimeAfterForkInChild() // default handlers, the supervisor thread's mask
+	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
+	if p.slave >= 0 {
+		sys(unix.SYS_IOCTL, uintptr(p.slave), unix.TIOCSCTTY, 0, 0, 0, 0)
+		for fd := uintptr(0); fd < 3; fd++ {
+			sys(unix.SYS_DUP3, uintptr(p.slave), fd, 0, 0, 0, 0)
+		}
+	}
+	denied := -1
+	var e syscall.Errno
+	for i := range p.cands {
+		_, e = sys(unix.SYS_EXECVE, ptr(p.cands[i]), ptr(&p.argv[0]), ptr(&p.envv[0]), 0, 0, 0)
+		switch e {
+		case unix.ENOENT, unix.ENOTDIR:
+			continue
+		case unix.EACCES:
+			if denied < 0 {
+				denied = i
+			}
+			continue
+		}
+		p.result[0], p.result[1] = int32(i), int32(e)
+		p.commandFailed()
+	}
+	p.result[0], p.result[1] = 0, int32(unix.ENOENT)
+	if denied >= 0 {
+		p.result[0], p.result[1] = int32(denied), int32(unix.EACCES)
+	}
+	p.commandFailed()
+}
+
+//go:nosplit
+//go:norace
+func (p *program) commandFailed() {
+	sys(unix.SYS_WRITE, uintptr(p.pipe[1]), ptr(&p.result[0]), 8, 0, 0, 0)
+	sys(unix.SYS_EXIT_GROUP, ExitNotFound, 0, 0, 0, 0, 0)
+}
+
+// supervise forwards signals to the command and reaps every child until the
+// command is gone; then it kills and reaps the rest, says so, and exits
+// with the command's status. The kernel kills whatever is left in the PID
+// namespace with PID 1.
+//
+//go:nosplit
+//go:norace
+func (p *program) supervise(cmd uintptr) {
+	code := ExitSetup
+	for {
+		// Reap before waiting: the command may have exited already.
+		done := false
+		for {
+			pid, e := sys(unix.SYS_WAIT4, ^uintptr(0), ptr(&p.status), unix.WNOHANG, 0, 0, 0)
+			if e != 0 || pid == 0 {
+				break
+			}
+			if pid == cmd {
+				code = exitCode(p.status)
+				done = true
+			}
+		}
+		if done {
+			break
+		}
+		if _, e := sys(unix.SYS_PPOLL, ptr(&p.poll[0]), 2, 0, 0, 0, 0); e != 0 {
+			continue
+		}
+		if p.poll[1].Revents != 0 {
+			// The supervisor sends nothing after "placed": this is its end.
+			break
+		}
+		if p.poll[0].Revents != 0 {
+			if n, _ := sys(unix.SYS_READ, uintptr(p.poll[0].Fd), ptr(&p.buf[0]), uintptr(len(p.buf)), 0, 0, 0); n == uintptr(len(p.buf)) {
+				sig := *(*uint32)(unsafe.Pointer(&p.buf[0]))
+				if sig != uint32(unix.SIGCHLD) {
+					sys(unix.SYS_KILL, cmd, uintptr(sig), 0, 0, 0, 0)
+				}
+			}
+		}
+	}
+	// Quiesce: after this nothing inside can act, so the supervisor may
+	// start its cleanup while the kernel tears the namespaces down.
+	sys(unix.SYS_KILL, ^uintptr(0), uintptr(unix.SIGKILL), 0, 0, 0, 0)
+	for {
+		if _, e := sys(unix.SYS_WAIT4, ^uintptr(0), 0, 0, 0, 0, 0); e == unix.ECHILD || (e != 0 && e != unix.EINTR) {
+			break
+		}
+	}
+	p.buf[0] = msgQuiet
+	sys(unix.SYS_WRITE, 3, ptr(&p.buf[0]), 1, 0, 0, 0)
+	sys(unix.SYS_EXIT_GROUP, uintptr(code), 0, 0, 0, 0, 0)
+}
+
+//go:nosplit
+func exitCode(status int32) int {
+	if sig := status & 0x7f; sig != 0 && sig != 0x7f {
+		return ExitSignalBase + int(sig)
+	}
+	return int(status>>8) & 0xff
+}
