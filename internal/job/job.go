@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
@@ -108,10 +109,11 @@ func Run(j Job, h Hooks) (int, error) {
 			return err
 		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
-		OnStart:   h.OnStart,
-		OnPTY:     h.OnPTY,
-		OnCommand: h.OnCommand,
-		OnQuiet:   pr.removeSoon,
+		BeforeMounts: pr.ready,
+		OnStart:      h.OnStart,
+		OnPTY:        h.OnPTY,
+		OnCommand:    h.OnCommand,
+		OnQuiet:      pr.removeSoon,
 	})
 	if h.OnStarted != nil {
 		h.OnStarted()
@@ -136,13 +138,17 @@ func Run(j Job, h Hooks) (int, error) {
 	return sb.Wait()
 }
 
-// prepared is what Run makes on the host before init starts: the
-// placeholders that protect missing paths, and the plan.
+// prepared is what Run makes on the host before init starts: the plan, and
+// the placeholders that protect missing paths, which are made while init
+// starts (init mounts nothing before they exist; see ready).
 type prepared struct {
 	spec         sandbox.Spec
 	err          error
 	snap         *tripwire.Snapshot
 	restored     func([]tripwire.Change, error)
+	made         chan error
+	madeOnce     sync.Once
+	madeErr      error
 	placeholders []mount.Placeholder
 	missing      []mount.MissingPath
 	release      func() error
@@ -153,24 +159,40 @@ type prepared struct {
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored}
+	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1)}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
 	if err := records.Sweep(); err != nil {
 		h.Warn("%v", err)
 	}
 	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
-	if pr.placeholders, pr.err = mount.CreatePlaceholders(mcfg); pr.err != nil {
-		return pr
+	planned := mount.Planned(mcfg)
+	for _, m := range mount.Missing(mcfg) {
+		if !slices.ContainsFunc(planned, func(ph mount.Placeholder) bool { return ph.Path == m.Path }) {
+			pr.missing = append(pr.missing, m)
+		}
 	}
-	if pr.release, pr.err = records.Save(j.ID, pr.placeholders); pr.err != nil {
-		mount.RemovePlaceholders(pr.placeholders)
-		pr.placeholders, pr.release = nil, func() error { return nil }
-		return pr
+	create := func() error {
+		ps, err := mount.Create(planned)
+		if err != nil {
+			return err
+		}
+		release, err := records.Save(j.ID, ps)
+		if err != nil {
+			mount.RemovePlaceholders(ps)
+			return err
+		}
+		pr.placeholders, pr.release = ps, release
+		return nil
 	}
-	pr.missing = mount.Missing(mcfg)
+	host := mount.Host(mount.OS{})
 	if h.Snapshot {
-		// After the placeholders, which are part of what is protected.
+		// The snapshot covers the placeholders, so they come first.
+		if pr.err = create(); pr.err != nil {
+			pr.made <- nil
+			return pr
+		}
+		pr.made <- nil
 		mcfg.Mask, mcfg.RO = p.Mask, p.RO
 		snap, err := tripwire.Take(mount.Watched(mcfg))
 		switch {
@@ -181,14 +203,24 @@ func prepare(j Job, h Hooks) *prepared {
 			h.Warn("protected paths are not snapshotted, so they cannot be restored: %v", err)
 		}
 		pr.snap = snap
+	} else {
+		// Plan as if they existed, and make them meanwhile.
+		host = mount.WithPlaceholders(host, planned)
+		go func() { pr.made <- create() }()
 	}
 	pr.spec, pr.err = sandbox.NewSpec(sandbox.Config{
 		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect,
-	}, mount.OS{})
+	}, host)
 	return pr
+}
+
+// ready waits until the placeholders exist (or could not be made).
+func (pr *prepared) ready() error {
+	pr.madeOnce.Do(func() { pr.madeErr = <-pr.made })
+	return pr.madeErr
 }
 
 // removeSoon restores the snapshot, then removes the placeholders. It is
@@ -197,6 +229,7 @@ func prepare(j Job, h Hooks) *prepared {
 func (pr *prepared) removeSoon() {
 	pr.once.Do(func() {
 		go func() {
+			pr.ready()
 			if pr.snap != nil {
 				changes, err := pr.snap.Restore()
 				if pr.restored != nil && (len(changes) > 0 || err != nil) {

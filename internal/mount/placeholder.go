@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Placeholder is an empty file or directory created on the host so that a
@@ -35,16 +36,32 @@ type Placeholder struct {
 // `git init`; those are reported after the run instead (see Missing). On
 // error, the placeholders made so far are removed again.
 func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
-	var made []Placeholder
+	return Create(Planned(cfg))
+}
+
+// Planned lists the placeholders CreatePlaceholders would make for cfg,
+// without making them: Path and Dir only.
+func Planned(cfg Config) []Placeholder {
+	var out []Placeholder
 	for _, p := range Missing(cfg) {
-		if !realDirUnder(filepath.Dir(p.Path), p.Root) {
-			continue
+		if realDirUnder(filepath.Dir(p.Path), p.Root) {
+			out = append(out, Placeholder{Path: p.Path, Dir: strings.HasSuffix(p.Pattern, "/")})
 		}
-		ph, err := createPlaceholder(p.Path, strings.HasSuffix(p.Pattern, "/"))
+	}
+	return out
+}
+
+// Create makes the planned placeholders (see Planned). One that another
+// sandbox of this project made a moment earlier is shared (Borrowed). On
+// error, the placeholders made so far are removed again.
+func Create(planned []Placeholder) ([]Placeholder, error) {
+	var made []Placeholder
+	for _, p := range planned {
+		ph, err := createPlaceholder(p.Path, p.Dir)
 		if errors.Is(err, fs.ErrExist) {
 			// Another sandbox of this project was quicker: share its.
-			if fi, lerr := os.Lstat(p.Path); lerr == nil && fi.IsDir() == strings.HasSuffix(p.Pattern, "/") {
-				made = append(made, Placeholder{Path: p.Path, Dir: fi.IsDir(), Ino: inode(fi), Borrowed: true})
+			if fi, lerr := os.Lstat(p.Path); lerr == nil && fi.IsDir() == p.Dir {
+				made = append(made, Placeholder{Path: p.Path, Dir: p.Dir, Ino: inode(fi), Borrowed: true})
 				continue
 			}
 		}
@@ -56,6 +73,79 @@ func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
 	}
 	return made, nil
 }
+
+// WithPlaceholders is host as it will be once the planned placeholders
+// exist, so that a plan can be made while they are being created.
+func WithPlaceholders(host Host, planned []Placeholder) Host {
+	if len(planned) == 0 {
+		return host
+	}
+	h := withPlaceholders{Host: host, at: map[string]Placeholder{}, in: map[string][]Placeholder{}}
+	for _, p := range planned {
+		h.at[p.Path] = p
+		h.in[filepath.Dir(p.Path)] = append(h.in[filepath.Dir(p.Path)], p)
+	}
+	return h
+}
+
+type withPlaceholders struct {
+	Host
+	at map[string]Placeholder
+	in map[string][]Placeholder
+}
+
+func (h withPlaceholders) Lstat(p string) (fs.FileInfo, error) {
+	if ph, ok := h.at[p]; ok {
+		if fi, err := h.Host.Lstat(p); err == nil {
+			return fi, nil // it exists already: as it is
+		}
+		return placeholderInfo(ph), nil
+	}
+	return h.Host.Lstat(p)
+}
+
+func (h withPlaceholders) Stat(p string) (fs.FileInfo, error) {
+	if ph, ok := h.at[p]; ok {
+		if fi, err := h.Host.Stat(p); err == nil {
+			return fi, nil
+		}
+		return placeholderInfo(ph), nil
+	}
+	return h.Host.Stat(p)
+}
+
+func (h withPlaceholders) ReadDir(dir string) ([]fs.DirEntry, error) {
+	ents, err := h.Host.ReadDir(dir)
+	if err != nil || len(h.in[dir]) == 0 {
+		return ents, err
+	}
+	have := map[string]bool{}
+	for _, e := range ents {
+		have[e.Name()] = true
+	}
+	for _, p := range h.in[dir] {
+		if !have[filepath.Base(p.Path)] {
+			ents = append(ents, fs.FileInfoToDirEntry(placeholderInfo(p)))
+		}
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, nil
+}
+
+// placeholderInfo describes a placeholder that is yet to be made.
+type placeholderInfo Placeholder
+
+func (p placeholderInfo) Name() string { return filepath.Base(p.Path) }
+func (p placeholderInfo) Size() int64  { return 0 }
+func (p placeholderInfo) Mode() fs.FileMode {
+	if p.Dir {
+		return fs.ModeDir | 0o755
+	}
+	return 0o644
+}
+func (p placeholderInfo) ModTime() time.Time { return time.Time{} }
+func (p placeholderInfo) IsDir() bool        { return p.Dir }
+func (p placeholderInfo) Sys() any           { return nil }
 
 // MissingPath is a protected path that does not exist.
 type MissingPath struct {

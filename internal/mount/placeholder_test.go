@@ -3,6 +3,7 @@ package mount
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -115,5 +116,39 @@ func TestSharedPlaceholders(t *testing.T) {
 	}
 	if _, err := os.Lstat(first[0].Path); err == nil {
 		t.Error("the placeholder survived both sandboxes")
+	}
+}
+
+// TestPlanBeforePlaceholders: a plan made before the placeholders exist
+// (WithPlaceholders) is the plan made after they do, globs included, and a
+// placeholder that already exists is taken as it is.
+func TestPlanBeforePlaceholders(t *testing.T) {
+	wd := tree(t, ".git/config", ".claude/settings.json", ".env.local")
+	cfg := Config{Workdir: wd, Protect: []string{".git/hooks/", ".vscode/", "CLAUDE.md", ".mcp.json", ".claude/", ".c*"}, Mask: []string{".env.*", "CLAUDE*"}}
+	planned := Planned(cfg)
+	if len(planned) != 4 {
+		t.Fatalf("Planned = %+v, want .git/hooks, .vscode, CLAUDE.md and .mcp.json", planned)
+	}
+	before, err := Build(cfg, WithPlaceholders(OS{}, planned))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(wd, ".vscode")); err == nil {
+		t.Fatal("planning created a placeholder")
+	}
+	made, err := Create(planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer RemovePlaceholders(made)
+	after, err := Build(cfg, OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("plan before the placeholders:\n%+v\nafter:\n%+v", before.Mounts, after.Mounts)
+	}
+	if _, ok := find(after, wd+"/.vscode"); !ok {
+		t.Error(".vscode is not in the plan")
 	}
 }

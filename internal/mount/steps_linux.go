@@ -21,7 +21,6 @@ const (
 	CallSymlink                 // symlink(Source, Path)
 	CallChmod                   // chmod(Path, Mode)
 	CallLstat                   // lstat(Path): only to test that it exists
-	CallMask                    // bind Source (a file) or Data (a dir) over Path, as Path is, read-only
 	CallPivot                   // pivot_root(Path, Source)
 	CallChdir                   // chdir(Path)
 	CallUmount                  // umount2(Path, MNT_DETACH)
@@ -30,7 +29,7 @@ const (
 var callNames = [...]string{
 	CallMount: "mount", CallSetattr: "mount_setattr", CallMkdir: "mkdir", CallTouch: "open",
 	CallWrite: "open", CallSymlink: "symlink", CallChmod: "chmod", CallLstat: "lstat",
-	CallMask: "mount", CallPivot: "pivot_root", CallChdir: "chdir", CallUmount: "umount2",
+	CallPivot: "pivot_root", CallChdir: "chdir", CallUmount: "umount2",
 }
 
 func (c Call) String() string { return callNames[c] }
@@ -94,7 +93,14 @@ func Steps(plan Plan, base string) []Step {
 	frame("mounting the new root", Step{Call: CallMount, Source: "tmpfs", Path: "/newroot", FSType: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "mode=0755"})
 	made := map[string]bool{"/newroot": true}
 	for i, m := range plan.Mounts {
-		for _, st := range apply(m, i, made) {
+		sts := apply(m, i, made)
+		if m.Kind == Bind && reached(plan.Mounts[:i], m) {
+			// The target is the source itself, seen through an earlier
+			// bind: it exists unless something removed it meanwhile, and
+			// then the mount must fail, not create it on the host.
+			sts = sts[len(sts)-2:]
+		}
+		for _, st := range sts {
 			st.Mount = i
 			s = append(s, st)
 		}
@@ -132,7 +138,9 @@ func apply(m Mount, i int, made map[string]bool) []Step {
 			Step{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND | unix.MS_REC},
 			Step{Call: CallSetattr, Path: dst, Flags: unix.AT_RECURSIVE, Attr: attr})
 	case Device:
-		return concat(ensure(dst, false, made),
+		// /dev is a tmpfs of the plan: the node is made, never found.
+		return concat(mkdirAll(path.Dir(dst), made),
+			Step{Call: CallTouch, Path: dst, Ok: okErr(unix.EEXIST)},
 			Step{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND},
 			Step{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
 	case Tmpfs:
@@ -162,14 +170,36 @@ func apply(m Mount, i int, made map[string]bool) []Step {
 			Step{Call: CallMount, Source: file, Path: dst, Flags: unix.MS_BIND},
 			Step{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_RDONLY | nosuidNodev | unix.MOUNT_ATTR_NOEXEC})
 	case Empty:
+		// The plan knows whether the masked path is a directory; an
+		// optional one (a /proc file this kernel lacks) may be missing.
+		src := emptyFile
+		if m.IsDir {
+			src = emptyDir
+		}
 		var ok uint64
 		if m.Data == "optional" {
 			ok = okErr(unix.ENOENT)
 		}
-		return []Step{{Call: CallMask, Path: dst, Source: emptyFile, Data: emptyDir, Ok: ok,
-			Attr: unix.MOUNT_ATTR_RDONLY | nosuidNodev | unix.MOUNT_ATTR_NOEXEC}}
+		return []Step{
+			{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND, Ok: ok},
+			{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_RDONLY | nosuidNodev | unix.MOUNT_ATTR_NOEXEC, Ok: ok},
+		}
 	}
 	panic(fmt.Sprintf("mount: unknown kind %q in plan", m.Kind))
+}
+
+// reached reports whether m binds a host path onto itself below an earlier
+// bind of a host tree onto itself (a protected path in the workdir).
+func reached(earlier []Mount, m Mount) bool {
+	if m.Source != m.Target || m.Data == "sandbox" {
+		return false
+	}
+	for _, e := range earlier {
+		if e.Kind == Bind && e.Source == e.Target && e.Data != "sandbox" && e.Target != m.Target && within(m.Target, e.Target) {
+			return true
+		}
+	}
+	return false
 }
 
 // ensure makes a mount point: a directory, or an empty file unless

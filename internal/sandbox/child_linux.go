@@ -140,8 +140,9 @@ func (p *program) initMain() {
 	if len(p.listeners) > 0 {
 		p.listen()
 	}
-	// The supervisor has written our uid and gid maps.
-	p.await(msgMapped, stepInit)
+	p.mapIDs()
+	// The supervisor has made the placeholders the mounts need.
+	p.await(msgReady, stepInit)
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepInit, 1, e, ExitSetup)
 	}
@@ -158,6 +159,26 @@ func (p *program) initMain() {
 	p.confine()
 	cmd := p.start()
 	p.supervise(cmd)
+}
+
+// mapIDs maps the supervisor's uid and gid to themselves in the new user
+// namespace: a process may write its own maps when they map only its own
+// ids (user_namespaces(7)), so the supervisor need not wait for it.
+//
+//go:nosplit
+//go:norace
+func (p *program) mapIDs() {
+	for i := range p.idFiles {
+		f := &p.idFiles[i]
+		fd, e := sys(unix.SYS_OPENAT, atFDCWD, ptr(f.path), unix.O_WRONLY|unix.O_CLOEXEC, 0, 0, 0)
+		if e == 0 {
+			_, e = sys(unix.SYS_WRITE, fd, ptr(&f.data[0]), uintptr(len(f.data)), 0, 0, 0)
+			sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		}
+		if e != 0 {
+			p.fail(stepMaps, i, e, ExitSetup)
+		}
+	}
 }
 
 // rename makes PID 1 show as stockade-init, not as the supervisor's
@@ -288,19 +309,6 @@ func (p *program) step(s *rawStep) syscall.Errno {
 	case mount.CallLstat:
 		_, e := sys(sysFstatat, atFDCWD, path, ptr(&p.st), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
 		return e
-	case mount.CallMask:
-		if _, e := sys(sysFstatat, atFDCWD, path, ptr(&p.st), unix.AT_SYMLINK_NOFOLLOW, 0, 0); e != 0 {
-			return e
-		}
-		src := s.source
-		if p.st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			src = s.dirSrc
-		}
-		if _, e := sys(unix.SYS_MOUNT, ptr(src), path, 0, unix.MS_BIND, 0, 0); e != 0 {
-			return e
-		}
-		_, e := sys(unix.SYS_MOUNT_SETATTR, atFDCWD, path, 0, ptr(&s.attr), unsafe.Sizeof(s.attr), 0)
-		return e
 	case mount.CallPivot:
 		_, e := sys(unix.SYS_PIVOT_ROOT, path, ptr(s.source), 0, 0, 0, 0)
 		return e
@@ -424,8 +432,8 @@ func (p *program) landlock() {
 	sys(unix.SYS_CLOSE, rs, 0, 0, 0, 0, 0)
 }
 
-// start forks and executes the command and returns its pid once its execve
-// has worked; if it has not, init reports why and exits.
+// start executes the command in a child and returns its pid once its
+// execve has worked; if it has not, init reports why and exits.
 //
 //go:nosplit
 //go:norace
@@ -436,33 +444,18 @@ func (p *program) start() uintptr {
 	}
 	p.poll[0] = unix.PollFd{Fd: int32(sfd), Events: unix.POLLIN}
 	p.poll[1] = unix.PollFd{Fd: 3, Events: unix.POLLIN}
-	if _, e := sys(unix.SYS_PIPE2, ptr(&p.pipe[0]), unix.O_CLOEXEC, 0, 0, 0, 0); e != 0 {
-		p.fail(stepInit, 3, e, ExitSetup)
-	}
-	pid, e := sys(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
-	if e != 0 {
-		p.fail(stepExec, -1, e, ExitNotExec)
-	}
-	if pid == 0 {
-		p.command()
-	}
-	sys(unix.SYS_CLOSE, uintptr(p.pipe[1]), 0, 0, 0, 0, 0)
-	for {
-		n, e := sys(unix.SYS_READ, uintptr(p.pipe[0]), ptr(&p.result[0]), 8, 0, 0, 0)
-		if e == unix.EINTR {
-			continue
+	p.result = [2]int32{}
+	pid := p.spawn()
+	if p.result[1] != 0 {
+		code := ExitNotExec
+		if p.result[1] == int32(unix.ENOENT) || p.result[1] == int32(unix.ENOTDIR) {
+			code = ExitNotFound
 		}
-		if n == 8 {
+		if pid != 0 {
 			sys(unix.SYS_WAIT4, pid, 0, 0, 0, 0, 0)
-			code := ExitNotExec
-			if p.result[1] == int32(unix.ENOENT) || p.result[1] == int32(unix.ENOTDIR) {
-				code = ExitNotFound
-			}
-			p.fail(stepExec, int(p.result[0]), syscall.Errno(p.result[1]), code)
 		}
-		break
+		p.fail(stepExec, int(p.result[0]), syscall.Errno(p.result[1]), code)
 	}
-	sys(unix.SYS_CLOSE, uintptr(p.pipe[0]), 0, 0, 0, 0, 0)
 	p.buf[0] = msgStarted
 	sys(unix.SYS_WRITE, 3, ptr(&p.buf[0]), 1, 0, 0, 0)
 	// Init needs no file from here on: a nested Landlock layer takes the
@@ -474,9 +467,34 @@ func (p *program) start() uintptr {
 	return pid
 }
 
-// command is the child that becomes the command: its own session, the
-// terminal as its stdio, default signal handling, then execve along the
-// candidates as execvp(3) does.
+// spawn starts the command with vfork: the child shares init's memory
+// until its execve, so nothing is copied and nothing torn down, and it
+// leaves its failure in p.result, where init reads it once it resumes.
+// Init does nothing here after the vfork but return: the child has run on
+// this very stack.
+//
+//go:nosplit
+//go:noinline
+//go:norace
+func (p *program) spawn() uintptr {
+	pid, e := vfork()
+	if e != 0 {
+		p.result = [2]int32{-1, int32(e)}
+		return 0
+	}
+	if pid == 0 {
+		p.command()
+	}
+	return pid
+}
+
+// vfork is in vfork_linux_*.s.
+func vfork() (pid uintptr, errno syscall.Errno)
+
+// command is the vforked child that becomes the command: its own session,
+// the terminal as its stdio, default signal handling, then execve along the
+// candidates as execvp(3) does. On failure it leaves the candidate and the
+// errno in p.result, which init shares until then.
 //
 //go:nosplit
 //go:norace
@@ -490,9 +508,8 @@ func (p *program) command() {
 		}
 	}
 	denied := -1
-	var e syscall.Errno
 	for i := range p.cands {
-		_, e = sys(unix.SYS_EXECVE, ptr(p.cands[i]), ptr(&p.argv[0]), ptr(&p.envv[0]), 0, 0, 0)
+		_, e := sys(unix.SYS_EXECVE, ptr(p.cands[i]), ptr(&p.argv[0]), ptr(&p.envv[0]), 0, 0, 0)
 		switch e {
 		case unix.ENOENT, unix.ENOTDIR:
 			continue
@@ -502,20 +519,13 @@ func (p *program) command() {
 			}
 			continue
 		}
-		p.result[0], p.result[1] = int32(i), int32(e)
-		p.commandFailed()
+		p.result = [2]int32{int32(i), int32(e)}
+		sys(unix.SYS_EXIT_GROUP, ExitNotExec, 0, 0, 0, 0, 0)
 	}
-	p.result[0], p.result[1] = 0, int32(unix.ENOENT)
+	p.result = [2]int32{0, int32(unix.ENOENT)}
 	if denied >= 0 {
-		p.result[0], p.result[1] = int32(denied), int32(unix.EACCES)
+		p.result = [2]int32{int32(denied), int32(unix.EACCES)}
 	}
-	p.commandFailed()
-}
-
-//go:nosplit
-//go:norace
-func (p *program) commandFailed() {
-	sys(unix.SYS_WRITE, uintptr(p.pipe[1]), ptr(&p.result[0]), 8, 0, 0, 0)
 	sys(unix.SYS_EXIT_GROUP, ExitNotFound, 0, 0, 0, 0, 0)
 }
 

@@ -31,6 +31,7 @@ type program struct {
 	argsLen  uintptr
 	name     *byte
 	hostname []byte
+	idFiles  []idFile
 	ifreq    [40]byte // struct ifreq for lo
 
 	listeners []listener
@@ -67,11 +68,15 @@ type program struct {
 	buf     [128]byte
 	one     int32
 	zero    int32
-	pipe    [2]int32
-	result  [2]int32 // exec failure: candidate, errno
+	result  [2]int32 // exec failure: candidate, errno (written by the vforked child)
 	status  int32
 	poll    [2]unix.PollFd
 	slave   int
+}
+
+type idFile struct {
+	path *byte
+	data []byte
 }
 
 type listener struct {
@@ -123,6 +128,7 @@ type rawRule struct {
 // Steps of init, for its error reports.
 const (
 	stepInit uint8 = iota
+	stepMaps
 	stepHostname
 	stepNetwork
 	stepMount
@@ -139,7 +145,7 @@ const (
 )
 
 var stepNames = [...]string{
-	stepInit: "init", stepHostname: "hostname", stepNetwork: "network", stepMount: "mount",
+	stepInit: "init", stepMaps: "user namespace", stepHostname: "hostname", stepNetwork: "network", stepMount: "mount",
 	stepTerminal: "terminal", stepPlaced: "cgroup", stepCgroupNS: "cgroup namespace",
 	stepChdir: "chdir", stepPids: "pids limit", stepNNP: "no_new_privs", stepLandlock: "landlock",
 	stepCaps: "caps", stepSeccomp: "seccomp", stepExec: "exec",
@@ -166,6 +172,14 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 	p.args, p.argsLen = argvArea()
 	p.name = cstr("stockade-init")
 	p.hostname = []byte(spec.Hostname)
+	uid, gid := os.Getuid(), os.Getgid()
+	for _, f := range []struct{ file, data string }{
+		{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"setgroups", "deny"},
+		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		p.idFiles = append(p.idFiles, idFile{path: cstr("/proc/self/" + f.file), data: []byte(f.data)})
+	}
 	copy(p.ifreq[:], "lo")
 
 	if spec.Listen {
@@ -198,8 +212,6 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 			r.fstype = cstr(s.FSType)
 		}
 		switch {
-		case s.Call == mount.CallMask:
-			r.dirSrc = cstr(s.Data)
 		case s.Call == mount.CallWrite:
 			b := []byte(s.Data + "\x00")
 			r.data, r.dataLen = &b[0], len(s.Data)
@@ -326,6 +338,9 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 	}
 	sysErr := func(call string) string { return fmt.Sprintf("%s: %v", call, errno) }
 	switch step {
+	case stepMaps:
+		file := [...]string{"uid_map", "setgroups", "gid_map"}[min(max(idx, 0), 2)]
+		e.Msg = fmt.Sprintf("writing /proc/self/%s: %v; run 'stockade doctor' for the fix", file, errno)
 	case stepHostname:
 		e.Msg = sysErr("sethostname")
 	case stepNetwork:

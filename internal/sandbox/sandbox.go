@@ -43,7 +43,7 @@ const (
 	ExitNotFound   = 127    // the command was not found
 	ExitSignalBase = 128    // 128+N: the command was killed by signal N
 	stagingBase    = "/tmp" // where init stages the new root (under a tmpfs)
-	msgMapped      = 'M'    // supervisor → init: your uid and gid maps are written
+	msgReady       = 'M'    // supervisor → init: the placeholders exist, mount
 	msgPlaced      = 'P'    // supervisor → init: you are in your cgroup
 	msgQuiet       = 'Q'    // init → supervisor: every process but init is gone
 	msgStarted     = 'S'    // init → supervisor: the command is running
@@ -109,8 +109,13 @@ var Entrypoints = map[string]func() int{}
 // Options are the host-side settings of one sandbox run.
 type Options struct {
 	Stdin, Stdout, Stderr *os.File
-	// OnStart runs once init exists and has its spec; the cgroup placement
-	// happens here. Init starts nothing of the command's before it returns.
+	// BeforeMounts runs once init exists; init builds the filesystem
+	// view only after it returns, so the placeholders the plan binds may be
+	// made meanwhile. An error stops the sandbox.
+	BeforeMounts func() error
+	// OnStart runs while init builds the filesystem view; the cgroup
+	// placement happens here. Init starts nothing of the command's before
+	// it returns.
 	OnStart func(pid int) error
 	// OnQuiet runs when the command has exited and init has killed and
 	// reaped every other process of the sandbox, just before init exits:

@@ -128,17 +128,12 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 // setup is the supervisor's side of init's start: the id maps, the cgroup,
 // the descriptors init sends, then "placed".
 func (s *Sandbox) setup(pid int) error {
-	uid, gid := os.Getuid(), os.Getgid()
-	for _, w := range []struct{ file, data string }{
-		{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
-		{"setgroups", "deny"},
-		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
-	} {
-		if err := writeProc(pid, w.file, w.data); err != nil {
-			return fmt.Errorf("%w (%v); run 'stockade doctor' for the fix", ErrNoUserNS, err)
+	if s.opt.BeforeMounts != nil {
+		if err := s.opt.BeforeMounts(); err != nil {
+			return err
 		}
 	}
-	if _, err := s.sync.Write([]byte{msgMapped}); err != nil {
+	if _, err := s.sync.Write([]byte{msgReady}); err != nil {
 		return fmt.Errorf("starting sandbox init: %w", err)
 	}
 	if s.opt.OnStart != nil {
@@ -179,18 +174,6 @@ func (s *Sandbox) setup(pid int) error {
 		return fmt.Errorf("starting sandbox init: %w", err)
 	}
 	return nil
-}
-
-func writeProc(pid int, file, data string) error {
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/%s", pid, file), os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // readSync reads init's messages until EOF: "started", "quiet", or a

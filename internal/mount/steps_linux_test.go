@@ -1,0 +1,79 @@
+package mount
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSteps checks what the executor is told for the kinds of mounts whose
+// steps are not one system call each.
+func TestSteps(t *testing.T) {
+	plan := Plan{Mounts: []Mount{
+		{Kind: Bind, Source: "/usr", Target: "/usr", ReadOnly: true, IsDir: true},
+		{Kind: Tmpfs, Target: "/dev", Data: "mode=0755"},
+		{Kind: Device, Source: "/dev/null", Target: "/dev/null"},
+		{Kind: Proc, Target: "/proc"},
+		{Kind: Empty, Target: "/proc/kcore", Data: "optional"},
+		{Kind: Bind, Source: "/work", Target: "/work", IsDir: true},
+		{Kind: Bind, Source: "/work/.vscode", Target: "/work/.vscode", ReadOnly: true, IsDir: true},
+		{Kind: Empty, Target: "/work/.env"},
+		{Kind: Dir, Target: "/var/tmp", Mode: 0o1777},
+	}}
+	steps := Steps(plan, "/tmp")
+	of := func(i int) []Step {
+		var out []Step
+		for _, s := range steps {
+			if s.Mount == i {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	calls := func(ss []Step) []Call {
+		var out []Call
+		for _, s := range ss {
+			out = append(out, s.Call)
+		}
+		return out
+	}
+	same := func(what string, got, want []Call) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s: calls %v, want %v", what, got, want)
+			return
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%s: calls %v, want %v", what, got, want)
+				return
+			}
+		}
+	}
+	same("read-only system bind", calls(of(0)), []Call{CallMkdir, CallMount, CallSetattr})
+	if s := of(0)[2]; s.Flags != unix.AT_RECURSIVE || s.Attr&unix.MOUNT_ATTR_RDONLY == 0 {
+		t.Errorf("system bind is not made read-only recursively: %+v", s)
+	}
+	same("device", calls(of(2)), []Call{CallTouch, CallMount, CallSetattr})
+	same("proc", calls(of(3)), []Call{CallMkdir, CallMount, CallMount})
+	if s := of(3)[1]; s.Skip != 1 || s.Ok == 0 {
+		t.Errorf("procfs with hidepid must fall back to plain procfs: %+v", s)
+	}
+	same("optional mask", calls(of(4)), []Call{CallMount, CallSetattr})
+	for _, s := range of(4) {
+		if s.Ok&(1<<unix.ENOENT) == 0 {
+			t.Errorf("a missing optional mask must be skipped: %+v", s)
+		}
+	}
+	// A protected path is bound onto itself through the workdir's bind:
+	// nothing may be created for it, on the host least of all.
+	same("protected path", calls(of(6)), []Call{CallMount, CallSetattr})
+	same("mask", calls(of(7)), []Call{CallMount, CallSetattr})
+	if s := of(7)[0]; s.Ok != 0 || s.Source != emptyFile {
+		t.Errorf("a mask of a file binds the empty file and must not fail silently: %+v", s)
+	}
+	same("dir", calls(of(8)), []Call{CallMkdir, CallMkdir, CallChmod})
+	if last := steps[len(steps)-1]; last.Call != CallChdir || last.Path != "/" {
+		t.Errorf("last step %+v, want chdir /", last)
+	}
+}
