@@ -85,6 +85,7 @@ func Run(j Job, h Hooks) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
+	sandbox.Warm()
 	pr := prepare(j, h)
 	defer pr.cleanup()
 	var closers []io.Closer

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -232,10 +233,11 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 	if x.MaxProcs > 0 {
 		p.nproc = &unix.Rlimit{Cur: uint64(x.MaxProcs), Max: uint64(x.MaxProcs)}
 	}
-	abi := landlock.ABI()
-	if err := landlock.CheckABI(abi); err != nil {
+	host, err := hostFacts()
+	if err != nil {
 		return nil, err
 	}
+	abi := host.abi
 	rs := landlock.Compile(x.Landlock, abi)
 	p.attr = landlock.RulesetAttr{HandledFS: rs.HandledFS, Scoped: rs.Scoped}
 	for _, r := range rs.Rules {
@@ -244,19 +246,10 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 	}
 	n := landlock.Nested(abi)
 	p.nested = landlock.RulesetAttr{HandledFS: n.HandledFS, Scoped: n.Scoped}
-	p.last = caps.LastCap()
+	p.last = host.lastCap
 	p.capHdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-
-	arch, err := seccomp.NativeArch()
-	if err != nil {
-		return nil, err
-	}
-	filter, err := seccomp.Compile(seccomp.Default(), arch)
-	if err != nil {
-		return nil, err
-	}
-	p.filter = unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	p.keep = append(p.keep, filter)
+	p.filter = unix.SockFprog{Len: uint16(len(host.filter)), Filter: &host.filter[0]}
+	p.keep = append(p.keep, host.filter)
 	for _, s := range append([]syscall.Signal{unix.SIGCHLD}, forwarded...) {
 		p.sigset |= 1 << (uint(s) - 1)
 	}
@@ -276,6 +269,32 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 	}
 	return p, nil
 }
+
+// facts is what every sandbox of this process shares: the kernel's
+// Landlock ABI and last capability, and the compiled seccomp filter (never
+// written to: each init reads its own copy).
+type facts struct {
+	abi     int
+	lastCap int
+	filter  []seccomp.Instruction
+}
+
+var hostFacts = sync.OnceValues(func() (facts, error) {
+	f := facts{abi: landlock.ABI(), lastCap: caps.LastCap()}
+	if err := landlock.CheckABI(f.abi); err != nil {
+		return f, err
+	}
+	arch, err := seccomp.NativeArch()
+	if err != nil {
+		return f, err
+	}
+	f.filter, err = seccomp.Compile(seccomp.Default(), arch)
+	return f, err
+})
+
+// Warm works out what every sandbox shares in the background, so that it
+// is ready when the first sandbox starts.
+func Warm() { go hostFacts() }
 
 // cstrs is a nil-terminated array of C strings.
 func cstrs(ss []string) ([]*byte, error) {

@@ -1,31 +1,35 @@
 // Package sandbox is the native backend: it starts a command in new user,
 // mount, PID, network, IPC, UTS and cgroup namespaces and confines it.
 //
-// Two processes of this binary take part, then the command:
+// One Go process takes part, the supervisor; init is a fork of it that only
+// makes raw system calls (child_linux.go), and the command is vforked by
+// init:
 //
 //	supervisor (outside)            init (PID 1 inside)                 command
-//	   │ clone(CLONE_NEW*) ─────────▶ │
-//	   │ spec (fd 3) ───────────────▶ │ hostname, lo up
-//	   │ ◀── listeners (fd 4) ─────── │ (proxy mode: sockets on 127.0.0.1)
-//	   │ cgroup: add init's pid       │ build the root, pivot_root
-//	   │ ◀── pty master (fd 4) ────── │ (with a terminal: /dev/ptmx inside)
-//	   │ "placed" (fd 4) ───────────▶ │ unshare(CLONE_NEWCGROUP)
+//	   │ program (plain memory)       │
+//	   │ clone(CLONE_NEW*) ─────────▶ │ uid/gid maps, hostname, lo up
+//	   │ ◀── listeners (fd 3) ─────── │ (proxy mode: sockets on 127.0.0.1)
+//	   │ placeholders made            │
+//	   │ "ready" (fd 3) ────────────▶ │ build the root, pivot_root
+//	   │ cgroup: add init's pid       │
+//	   │ ◀── pty master (fd 3) ────── │ (with a terminal: /dev/ptmx inside)
+//	   │ "placed" (fd 3) ───────────▶ │ unshare(CLONE_NEWCGROUP)
 //	   │                              │ no_new_privs, Landlock, drop caps,
-//	   │                              │ seccomp (all threads)
-//	   │                              │ fork+exec (fds 0-2 only) ──────────▶ │
-//	   │ ◀─ "started" (fd 4) ──────── │
-//	   │ ◀─ sync (fd 4): StepError ── │ (only if a step failed)
+//	   │                              │ seccomp
+//	   │                              │ vfork+exec (fds 0-2 only) ─────────▶ │
+//	   │ ◀─ "started" (fd 3) ──────── │
+//	   │ ◀─ failure report (fd 3) ─── │ (only if a step failed)
 //	   │                              │ reap, forward signals
-//	   │ ◀─ "quiet" (fd 4) ────────── │ command gone: kill and reap the rest
+//	   │ ◀─ "quiet" (fd 3) ────────── │ command gone: kill and reap the rest
 //	   │ ◀────────── exit status ──── │ the command's
 //
-// Init confines itself before it forks the command, which inherits every
-// restriction; PID 1 is thus never more powerful than what it supervises,
-// and no third process start is needed. Errors before the command's execve
-// travel back as a StepError naming the step, the path and the errno, and
-// init exits with ExitSetup. If the supervisor dies, init gets SIGKILL
-// (PR_SET_PDEATHSIG) and also sees the sync socket close; as PID 1 its death
-// takes the whole PID namespace with it.
+// Init confines itself before it starts the command, which inherits every
+// restriction; PID 1 is thus never more powerful than what it supervises.
+// A failure before the command's execve travels back as a report naming the
+// step, which the supervisor turns into a StepError with the path and the
+// errno, and init exits with ExitSetup. If the supervisor dies, init gets
+// SIGKILL (PR_SET_PDEATHSIG) and also sees the socket close; as PID 1 its
+// death takes the whole PID namespace with it.
 package sandbox
 
 import (

@@ -32,3 +32,6 @@ func (*Sandbox) Abort(error) (int, error) { return ExitSetup, ErrNotSupported }
 
 // Wait returns ErrNotSupported.
 func (*Sandbox) Wait() (int, error) { return ExitSetup, ErrNotSupported }
+
+// Warm does nothing.
+func Warm() {}
