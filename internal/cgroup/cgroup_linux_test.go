@@ -410,6 +410,18 @@ func TestProbeExplainsV1Access(t *testing.T) {
 	t.Logf("uid %d: checked %d limits held by cgroup v1", os.Geteuid(), checked)
 }
 
+// TestNewNoLimits checks that asking for no limit creates nothing and
+// reports nothing, as for a user other than root by default.
+func TestNewNoLimits(t *testing.T) {
+	g, rep := newGroup(t, Limits{})
+	if len(rep.Enforced) != 0 || len(rep.NotEnforced) != 0 || len(g.Paths()) != 0 {
+		t.Errorf("New: %+v, paths %v; want no report and no group", rep, g.Paths())
+	}
+	if p := Probe(Limits{}); len(p.Enforced) != 0 || len(p.NotEnforced) != 0 {
+		t.Errorf("Probe: %+v, want no report", p)
+	}
+}
+
 func TestCloseNil(t *testing.T) {
 	var g *Group
 	if err := g.Close(); err != nil {

@@ -74,6 +74,11 @@ func parseFile[T any](name string, parse func(io.Reader) (T, error)) (T, error) 
 // plan decides, without changing anything, where each requested limit would be
 // written, and reports the ones that cannot be.
 func plan(l Limits) ([]*target, Report) {
+	if len(l.requests()) == 0 {
+		// Nothing to place, so no need to read the mount table: the
+		// default run of a user other than root asks for no cgroup at all.
+		return planIn(layout{}, l)
+	}
 	lay, err := detect()
 	if err != nil {
 		return nil, notEnforced(l, fmt.Sprintf("cannot tell which cgroups this process is in: %v", err), "mount /proc")
