@@ -2,6 +2,7 @@ package cli
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -54,5 +55,22 @@ func TestFastRunMatchesKong(t *testing.T) {
 		if _, ok := fastRun(args); ok {
 			t.Errorf("fastRun(%q) taken, want it left to kong", args)
 		}
+	}
+}
+
+func TestNewID(t *testing.T) {
+	seen := map[string]bool{}
+	for i := 0; i < 8; i++ {
+		id, err := newID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(id) != 6 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Fatalf("newID() = %q, want 6 hex digits", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("newID() returned %v only", seen)
 	}
 }
