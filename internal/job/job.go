@@ -110,11 +110,12 @@ func Run(j Job, h Hooks) (int, error) {
 			return err
 		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
-		BeforeMounts: pr.ready,
-		OnStart:      h.OnStart,
-		OnPTY:        h.OnPTY,
-		OnCommand:    h.OnCommand,
-		OnQuiet:      pr.removeSoon,
+		BeforeMounts:  pr.ready,
+		BeforeCommand: pr.recorded,
+		OnStart:       h.OnStart,
+		OnPTY:         h.OnPTY,
+		OnCommand:     h.OnCommand,
+		OnQuiet:       pr.removeSoon,
 	})
 	if h.OnStarted != nil {
 		h.OnStarted()
@@ -147,9 +148,11 @@ type prepared struct {
 	err          error
 	snap         *tripwire.Snapshot
 	restored     func([]tripwire.Change, error)
-	made         chan error
+	made, saved  chan error // the placeholders exist; and are recorded
 	madeOnce     sync.Once
 	madeErr      error
+	savedOnce    sync.Once
+	savedErr     error
 	placeholders []mount.Placeholder
 	missing      []mount.MissingPath
 	release      func() error
@@ -160,7 +163,7 @@ type prepared struct {
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1)}
+	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1), saved: make(chan error, 1)}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
 	if err := records.Sweep(); err != nil {
@@ -175,25 +178,29 @@ func prepare(j Job, h Hooks) *prepared {
 	}
 	create := func() error {
 		ps, err := mount.Create(planned)
+		pr.placeholders = ps
+		return err
+	}
+	save := func() error {
+		release, err := records.Save(j.ID, pr.placeholders)
 		if err != nil {
+			mount.RemovePlaceholders(pr.placeholders)
 			return err
 		}
-		release, err := records.Save(j.ID, ps)
-		if err != nil {
-			mount.RemovePlaceholders(ps)
-			return err
-		}
-		pr.placeholders, pr.release = ps, release
+		pr.release = release
 		return nil
 	}
 	host := mount.Host(mount.OS{})
 	if h.Snapshot {
 		// The snapshot covers the placeholders, so they come first.
-		if pr.err = create(); pr.err != nil {
-			pr.made <- nil
-			return pr
+		if pr.err = create(); pr.err == nil {
+			pr.err = save()
 		}
 		pr.made <- nil
+		pr.saved <- nil
+		if pr.err != nil {
+			return pr
+		}
 		mcfg.Mask, mcfg.RO = p.Mask, p.RO
 		snap, err := tripwire.Take(mount.Watched(mcfg))
 		switch {
@@ -207,7 +214,14 @@ func prepare(j Job, h Hooks) *prepared {
 	} else {
 		// Plan as if they existed, and make them meanwhile.
 		host = mount.WithPlaceholders(host, planned)
-		go func() { pr.made <- create() }()
+		go func() {
+			err := create()
+			pr.made <- err
+			if err == nil {
+				err = save()
+			}
+			pr.saved <- err
+		}()
 	}
 	pr.spec, pr.err = sandbox.NewSpec(sandbox.Config{
 		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
@@ -218,10 +232,19 @@ func prepare(j Job, h Hooks) *prepared {
 	return pr
 }
 
-// ready waits until the placeholders exist (or could not be made).
+// ready waits until the placeholders exist (or could not be made): init
+// may mount then.
 func (pr *prepared) ready() error {
 	pr.madeOnce.Do(func() { pr.madeErr = <-pr.made })
 	return pr.madeErr
+}
+
+// recorded waits until the placeholders are also recorded, so that a
+// stockade killed from now on has them removed by the next one: the
+// command may start then.
+func (pr *prepared) recorded() error {
+	pr.savedOnce.Do(func() { pr.savedErr = <-pr.saved })
+	return pr.savedErr
 }
 
 // removeSoon restores the snapshot, then removes the placeholders. It is
@@ -230,7 +253,7 @@ func (pr *prepared) ready() error {
 func (pr *prepared) removeSoon() {
 	pr.once.Do(func() {
 		go func() {
-			pr.ready()
+			pr.recorded()
 			if pr.snap != nil {
 				changes, err := pr.snap.Restore()
 				if pr.restored != nil && (len(changes) > 0 || err != nil) {

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Placeholder is an empty file or directory created on the host so that a
@@ -198,25 +199,10 @@ func createPlaceholder(p string, dir bool) (Placeholder, error) {
 			return Placeholder{}, err
 		}
 	} else if filepath.Ext(p) == ".json" {
-		// Written aside, then linked into place: the name never exists
-		// without its content, so a reader (another stockade loading a
-		// .stockade.json placeholder) never sees an empty file.
-		tmp, err := os.CreateTemp(filepath.Dir(p), ".stockade-placeholder-*")
-		if err != nil {
-			return Placeholder{}, err
-		}
-		_, err = tmp.WriteString(placeholderJSON)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(tmp.Name(), 0o644)
-		}
-		if err == nil {
-			err = os.Link(tmp.Name(), p) // EEXIST when another stockade was first
-		}
-		os.Remove(tmp.Name())
-		if err != nil {
+		// Written unnamed (O_TMPFILE), then linked into place: the name
+		// never exists without its content, so a reader (another stockade
+		// loading a .stockade.json placeholder) never sees an empty file.
+		if err := createLinked(p, placeholderJSON); err != nil {
 			return Placeholder{}, err
 		}
 	} else {
@@ -233,6 +219,50 @@ func createPlaceholder(p string, dir bool) (Placeholder, error) {
 	return Placeholder{Path: p, Dir: dir, Ino: inode(fi)}, nil
 }
 
+// createLinked creates p with content, atomically: an unnamed file in p's
+// directory is written and then linked at p (EEXIST when another stockade
+// was first).
+func createLinked(p, content string) error {
+	fd, err := unix.Open(filepath.Dir(p), unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err == unix.EOPNOTSUPP || err == unix.EISDIR || err == unix.EINVAL {
+		return createRenamed(p, content) // no O_TMPFILE on this filesystem
+	}
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte(content)); err != nil {
+		return &fs.PathError{Op: "write", Path: p, Err: err}
+	}
+	if err := unix.Fchmod(fd, 0o644); err != nil {
+		return &fs.PathError{Op: "chmod", Path: p, Err: err}
+	}
+	if err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW); err != nil {
+		return &fs.PathError{Op: "link", Path: p, Err: err}
+	}
+	return nil
+}
+
+// createRenamed is createLinked through a named temporary file.
+func createRenamed(p, content string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".stockade-placeholder-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(content)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), p)
+	}
+	return err
+}
+
 // placeholderJSON is the content of a .json placeholder: valid, and empty.
 const placeholderJSON = "{}\n"
 
@@ -244,21 +274,16 @@ func inode(fi fs.FileInfo) uint64 {
 }
 
 // RemovePlaceholders removes each placeholder that is still the empty file or
-// directory stockade made; anything else is left alone and reported. The
-// removals run concurrently: on some filesystems each rmdir waits for a
-// discard, and they are independent of each other.
+// directory stockade made; anything else is left alone and reported. (They
+// are removed one after the other: entries of one directory are changed
+// under its lock anyway.)
 func RemovePlaceholders(ps []Placeholder) error {
-	ps = slices.DeleteFunc(slices.Clone(ps), func(p Placeholder) bool { return p.Borrowed })
-	errs := make([]error, len(ps))
-	var wg sync.WaitGroup
-	for i, ph := range ps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = removePlaceholder(ph)
-		}()
+	var errs []error
+	for _, ph := range ps {
+		if !ph.Borrowed {
+			errs = append(errs, removePlaceholder(ph))
+		}
 	}
-	wg.Wait()
 	return errors.Join(errs...)
 }
 
@@ -270,7 +295,11 @@ func removePlaceholder(ph Placeholder) error {
 	if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() > int64(len(placeholderJSON))) {
 		return fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
 	}
-	if err := os.Remove(ph.Path); err != nil {
+	remove := unix.Unlink
+	if ph.Dir {
+		remove = unix.Rmdir // fails on a directory that is no longer empty
+	}
+	if err := remove(ph.Path); err != nil && err != unix.ENOENT {
 		return fmt.Errorf("removing placeholder %s: %w", ph.Path, err)
 	}
 	return nil

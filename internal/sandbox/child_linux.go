@@ -578,8 +578,8 @@ func (p *program) supervise(cmd uintptr) {
 			break
 		}
 	}
-	p.buf[0] = msgQuiet
-	sys(unix.SYS_WRITE, 3, ptr(&p.buf[0]), 1, 0, 0, 0)
+	p.buf[0], p.buf[1] = msgQuiet, byte(code)
+	sys(unix.SYS_WRITE, 3, ptr(&p.buf[0]), 2, 0, 0, 0)
 	sys(unix.SYS_EXIT_GROUP, uintptr(code), 0, 0, 0, 0, 0)
 }
 

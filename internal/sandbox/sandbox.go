@@ -49,7 +49,7 @@ const (
 	stagingBase    = "/tmp" // where init stages the new root (under a tmpfs)
 	msgReady       = 'M'    // supervisor → init: the placeholders exist, mount
 	msgPlaced      = 'P'    // supervisor → init: you are in your cgroup
-	msgQuiet       = 'Q'    // init → supervisor: every process but init is gone
+	msgQuiet       = 'Q'    // init → supervisor: every process but init is gone; then the exit status (a byte)
 	msgStarted     = 'S'    // init → supervisor: the command is running
 	msgPTY         = 'T'    // init → supervisor: the master of the command's pty (SCM_RIGHTS)
 	msgListeners   = 'L'    // init → supervisor: the Listeners, in order (SCM_RIGHTS)
@@ -117,6 +117,9 @@ type Options struct {
 	// view only after it returns, so the placeholders the plan binds may be
 	// made meanwhile. An error stops the sandbox.
 	BeforeMounts func() error
+	// BeforeCommand runs before init may start the command; an error stops
+	// the sandbox.
+	BeforeCommand func() error
 	// OnStart runs while init builds the filesystem view; the cgroup
 	// placement happens here. Init starts nothing of the command's before
 	// it returns.

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -34,7 +35,8 @@ type Sandbox struct {
 	prog  *program
 	sync  *os.File
 	msg   chan *StepError
-	sigs  chan os.Signal
+	quiet bool // init said "quiet", with the command's exit status:
+	code  int  // read by Wait only after readSync is done
 	read  sync.Once
 }
 
@@ -91,12 +93,10 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 	// Forward signals from now on: one that arrives while the sandbox is
 	// being built reaches init, which drops it, rather than killing us and
 	// leaving placeholders behind.
-	s.sigs = make(chan os.Signal, 8)
-	signal.Notify(s.sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	forwardSignals()
 	pid, errno := forkInit(s.prog, cloneFlags)
 	runtime.KeepAlive(s.prog)
 	if errno != 0 {
-		signal.Stop(s.sigs)
 		s.sync.Close()
 		err := os.NewSyscallError("clone", errno)
 		switch errno {
@@ -109,21 +109,42 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 		unix.Kill(pid, unix.SIGKILL)
 		var ws unix.WaitStatus
 		unix.Wait4(pid, &ws, 0, nil)
-		signal.Stop(s.sigs)
 		s.sync.Close()
 		return nil, err
 	}
-	go func() {
-		for sig := range s.sigs {
-			s.proc.Signal(sig)
-		}
-	}()
+	forwardTo.Store(s.proc)
 	if err := s.setup(pid); err != nil {
 		_, err := s.Abort(err)
 		return nil, err
 	}
 	return s, nil
 }
+
+// forwardTo is the init the signals a user sends stockade go to.
+var forwardTo atomic.Pointer[os.Process]
+
+// forwardSignals catches the signals a user sends to stop or poke the
+// command and passes each to the init of the running sandbox: one that
+// arrives while a sandbox is being built reaches init, which drops it,
+// rather than killing stockade half-way with placeholders left behind.
+// With no sandbox running, the signal does what it would have done
+// uncaught. (Registered once per process, not per sandbox: signal.Notify
+// and signal.Stop each cost a round trip per signal to the runtime's
+// signal thread.)
+var forwardSignals = sync.OnceFunc(func() {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	go func() {
+		for sig := range sigs {
+			if p := forwardTo.Load(); p != nil {
+				p.Signal(sig)
+				continue
+			}
+			signal.Reset(sig)
+			unix.Kill(os.Getpid(), sig.(syscall.Signal))
+		}
+	}()
+})
 
 // setup is the supervisor's side of init's start: the id maps, the cgroup,
 // the descriptors init sends, then "placed".
@@ -169,6 +190,11 @@ func (s *Sandbox) setup(pid int) error {
 			master.Close()
 		}
 	}
+	if s.opt.BeforeCommand != nil {
+		if err := s.opt.BeforeCommand(); err != nil {
+			return err
+		}
+	}
 	s.read.Do(func() { go s.readSync() })
 	if _, err := s.sync.Write([]byte{msgPlaced}); err != nil {
 		return fmt.Errorf("starting sandbox init: %w", err)
@@ -193,7 +219,8 @@ func (s *Sandbox) readSync() {
 			return
 		}
 		switch {
-		case n == 1 && buf[0] == msgQuiet:
+		case n == 2 && buf[0] == msgQuiet:
+			s.quiet, s.code = true, int(buf[1])
 			if s.opt.OnQuiet != nil {
 				s.opt.OnQuiet()
 			}
@@ -279,19 +306,26 @@ func (s *Sandbox) Abort(err error) (int, error) {
 // inside), with the status the caller should exit with.
 func (s *Sandbox) Wait() (int, error) {
 	defer s.sync.Close()
-	defer signal.Stop(s.sigs)
+	defer forwardTo.CompareAndSwap(s.proc, nil)
 	s.read.Do(func() { go s.readSync() })
+	e := <-s.msg // init closed the socket: it is exiting
+	if e == nil && s.quiet {
+		// Every other process of the sandbox is gone and init only exits
+		// now; the kernel's teardown of its namespaces (a few hundred
+		// microseconds to several milliseconds) need not hold us up.
+		go s.proc.Wait()
+		return s.code, nil
+	}
 	st, werr := s.proc.Wait()
+	if e != nil {
+		return e.Code, e
+	}
 	if werr != nil {
-		<-s.msg
 		return ExitSetup, fmt.Errorf("waiting for sandbox init: %w", werr)
 	}
 	code := st.ExitCode()
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = ExitSignalBase + int(ws.Signal())
-	}
-	if e := <-s.msg; e != nil {
-		return e.Code, e
 	}
 	return code, nil
 }
