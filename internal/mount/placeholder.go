@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Placeholder is an empty file or directory created on the host so that a
@@ -219,30 +217,6 @@ func createPlaceholder(p string, dir bool) (Placeholder, error) {
 	return Placeholder{Path: p, Dir: dir, Ino: inode(fi)}, nil
 }
 
-// createLinked creates p with content, atomically: an unnamed file in p's
-// directory is written and then linked at p (EEXIST when another stockade
-// was first).
-func createLinked(p, content string) error {
-	fd, err := unix.Open(filepath.Dir(p), unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
-	if err == unix.EOPNOTSUPP || err == unix.EISDIR || err == unix.EINVAL {
-		return createRenamed(p, content) // no O_TMPFILE on this filesystem
-	}
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
-	}
-	defer unix.Close(fd)
-	if _, err := unix.Write(fd, []byte(content)); err != nil {
-		return &fs.PathError{Op: "write", Path: p, Err: err}
-	}
-	if err := unix.Fchmod(fd, 0o644); err != nil {
-		return &fs.PathError{Op: "chmod", Path: p, Err: err}
-	}
-	if err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW); err != nil {
-		return &fs.PathError{Op: "link", Path: p, Err: err}
-	}
-	return nil
-}
-
 // createRenamed is createLinked through a named temporary file.
 func createRenamed(p, content string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".stockade-placeholder-*")
@@ -295,11 +269,11 @@ func removePlaceholder(ph Placeholder) error {
 	if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() > int64(len(placeholderJSON))) {
 		return fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
 	}
-	remove := unix.Unlink
+	remove := syscall.Unlink
 	if ph.Dir {
-		remove = unix.Rmdir // fails on a directory that is no longer empty
+		remove = syscall.Rmdir // fails on a directory that is no longer empty
 	}
-	if err := remove(ph.Path); err != nil && err != unix.ENOENT {
+	if err := remove(ph.Path); err != nil && err != syscall.ENOENT {
 		return fmt.Errorf("removing placeholder %s: %w", ph.Path, err)
 	}
 	return nil
