@@ -35,27 +35,8 @@ func runtimeBeforeFork()
 //go:linkname runtimeAfterFork syscall.runtime_AfterFork
 func runtimeAfterFork()
 
-//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
-func runtimeAfterForkInChild()
-
 // atFDCWD is AT_FDCWD as a system call argument.
 const atFDCWD = ^uintptr(99) // -100
-
-// forkInit clones init into new namespaces. In the supervisor it returns
-// init's pid; init never returns from it.
-//
-//go:norace
-//go:nocheckptr
-func forkInit(p *program, flags uintptr) (int, syscall.Errno) {
-	runtimeBeforeFork()
-	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, flags|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
-	if errno != 0 || pid != 0 {
-		runtimeAfterFork()
-		return int(pid), errno
-	}
-	p.initMain()
-	return 0, 0
-}
 
 //go:nosplit
 //go:norace
@@ -116,6 +97,12 @@ func (p *program) send(m *message) syscall.Errno {
 //go:nosplit
 //go:norace
 func (p *program) initMain() {
+	// Drop the copy of the supervisor's memory that init does not need:
+	// the pages stay the supervisor's alone, and its writes to them need
+	// no copy (and, in a VM, no TLB shootdown per page).
+	for i := 0; i < p.nzap; i++ {
+		sys(unix.SYS_MADVISE, p.zap[i].start, p.zap[i].len, unix.MADV_DONTNEED, 0, 0, 0)
+	}
 	// No core dump of the supervisor's memory, even before dumpable is off.
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOff), 0, 0, 0)
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
@@ -499,7 +486,16 @@ func vfork() (pid uintptr, errno syscall.Errno)
 //go:nosplit
 //go:norace
 func (p *program) command() {
-	runtimeAfterForkInChild() // default handlers, the supervisor thread's mask
+	// Default handlers where the supervisor had its own, and nothing
+	// blocked: what execve would leave of the supervisor's, and what
+	// runtime_AfterForkInChild would do (which needs the Go runtime's
+	// memory, gone from init).
+	for sig := uintptr(1); sig <= 64; sig++ {
+		if p.resetSigs&(1<<(sig-1)) != 0 {
+			sys(unix.SYS_RT_SIGACTION, sig, ptr(&p.sigDefault), 0, 8, 0, 0)
+		}
+	}
+	sys(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, ptr(&p.noSignals), 0, 8, 0, 0)
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
 	if p.slave >= 0 {
 		sys(unix.SYS_IOCTL, uintptr(p.slave), unix.TIOCSCTTY, 0, 0, 0, 0)

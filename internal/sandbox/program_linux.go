@@ -21,9 +21,9 @@ import (
 
 // program is everything init does, prepared by the supervisor as plain
 // memory before the clone: C strings, syscall argument structs, message
-// headers. Init is a fork of the supervisor that never returns to the Go
-// runtime (see child_linux.go); it reads this, and writes only into the
-// scratch fields at the end, never a pointer.
+// headers, all in one arena. Init is a fork of the supervisor that never
+// returns to the Go runtime (see child_linux.go); it reads this, and writes
+// only into the scratch fields at the end, never a pointer.
 type program struct {
 	fds      [4]int32 // stdin, stdout, stderr, sync in the supervisor; 0-3 in init
 	coreOff  unix.Rlimit
@@ -47,7 +47,6 @@ type program struct {
 	cwd    *byte
 	nproc  *unix.Rlimit
 	rules  []rawRule
-	ruleAt []string // the rules' paths, for errors
 	attr   landlock.RulesetAttr
 	nested landlock.RulesetAttr
 	last   int // last capability
@@ -55,12 +54,22 @@ type program struct {
 	capSet [2]unix.CapUserData
 	filter unix.SockFprog
 	sigset uint64 // what init takes through its signalfd
+	// resetSigs are the signals the supervisor handles, whose handlers
+	// the command's child resets to sigDefault before its execve.
+	resetSigs  uint64
+	sigDefault [4]uintptr // struct sigaction for SIG_DFL
+	noSignals  uint64
 
 	argv  []*byte // nil-terminated
 	envv  []*byte
 	cands []*byte // where the command may be, in PATH order
 
-	keep []any // what the pointers above point into
+	arena []byte  // all of the above points into it (see arena)
+	stack uintptr // the top of init's stack, in the arena
+	// zap are the ranges of the supervisor's memory that init drops first
+	// thing (see Start).
+	zap  [64]zapRange
+	nzap int
 
 	// Scratch, written by init in its own copy.
 	st      unix.Stat_t
@@ -74,6 +83,8 @@ type program struct {
 	poll    [2]unix.PollFd
 	slave   int
 }
+
+type zapRange struct{ start, len uintptr }
 
 type idFile struct {
 	path *byte
@@ -95,8 +106,13 @@ type message struct {
 	dataOff int
 }
 
-func newMessage(typ byte, n int) *message {
-	m := &message{typ: typ, control: unix.UnixRights(make([]int, n)...), dataOff: unix.CmsgLen(0)}
+func newMessage(a *arena, typ byte, n int) *message {
+	m := take[message](a)
+	m.typ = typ
+	rights := unix.UnixRights(make([]int, n)...)
+	m.control = takeSlice[byte](a, len(rights))
+	copy(m.control, rights)
+	m.dataOff = unix.CmsgLen(0)
 	m.iov.Base = &m.typ
 	m.iov.SetLen(1)
 	m.hdr.Iov = &m.iov
@@ -118,7 +134,6 @@ type rawStep struct {
 	flags   uintptr
 	mode    uint32
 	attr    unix.MountAttr
-	dirSrc  *byte // CallMask: the empty directory
 }
 
 type rawRule struct {
@@ -155,41 +170,58 @@ var stepNames = [...]string{
 // build prepares the program for spec. Its errors are the supervisor's:
 // nothing has been started yet.
 func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
-	p := &program{one: 1, slave: -1}
+	x := spec.Exec
+	if len(x.Argv) == 0 {
+		return nil, &StepError{Step: "exec", Msg: "no command", Code: ExitSetup}
+	}
+	for _, ss := range [][]string{x.Argv, x.Env} {
+		for _, s := range ss {
+			if strings.IndexByte(s, 0) >= 0 {
+				return nil, fmt.Errorf("the command line or environment holds a NUL byte: %q", s)
+			}
+		}
+	}
+	host, err := hostFacts()
+	if err != nil {
+		return nil, err
+	}
+	cands := candidates(x.Argv[0], x.Env)
+	rs := landlock.Compile(x.Landlock, host.abi)
+	a := newArena(arenaSize(spec, steps, rs, cands, len(host.filter)))
+	p := take[program](a)
+	p.arena = a.buf
+	p.one, p.slave = 1, -1
 	for i, fd := range fds {
 		p.fds[i] = int32(fd)
-	}
-	cstr := func(s string) *byte {
-		b, err := syscall.BytePtrFromString(s)
-		if err != nil {
-			b, _ = syscall.BytePtrFromString("") // a NUL inside: planning refuses those
-		}
-		return b
 	}
 	if err := unix.Getrlimit(unix.RLIMIT_CORE, &p.coreOn); err != nil {
 		return nil, os.NewSyscallError("getrlimit", err)
 	}
 	p.coreOff = unix.Rlimit{Cur: 0, Max: p.coreOn.Max}
 	p.args, p.argsLen = argvArea()
-	p.name = cstr("stockade-init")
-	p.hostname = []byte(spec.Hostname)
+	p.name = a.cstr("stockade-init")
+	p.hostname = a.bytes(spec.Hostname)
 	uid, gid := os.Getuid(), os.Getgid()
-	for _, f := range []struct{ file, data string }{
+	maps := []struct{ file, data string }{
 		{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
 		{"setgroups", "deny"},
 		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
-	} {
-		p.idFiles = append(p.idFiles, idFile{path: cstr("/proc/self/" + f.file), data: []byte(f.data)})
+	}
+	p.idFiles = takeSlice[idFile](a, len(maps))
+	for i, f := range maps {
+		p.idFiles[i] = idFile{path: a.cstr("/proc/self/" + f.file), data: a.bytes(f.data)}
 	}
 	copy(p.ifreq[:], "lo")
 
 	if spec.Listen {
-		for _, l := range Listeners {
+		p.listeners = takeSlice[listener](a, len(Listeners))
+		for i, l := range Listeners {
 			ap, err := netip.ParseAddrPort(l.Addr)
 			if err != nil || !ap.Addr().Is4() {
 				return nil, fmt.Errorf("listen address %q is not an IPv4 ip:port", l.Addr)
 			}
-			rl := listener{typ: unix.SOCK_STREAM, stream: true}
+			rl := &p.listeners[i]
+			rl.typ, rl.stream = unix.SOCK_STREAM, true
 			if l.Network == "udp" {
 				rl.typ, rl.stream = unix.SOCK_DGRAM, false
 			}
@@ -197,77 +229,167 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 			rl.addr.Addr = ap.Addr().As4()
 			port := ap.Port()
 			*(*[2]byte)(unsafe.Pointer(&rl.addr.Port)) = [2]byte{byte(port >> 8), byte(port)} // network order
-			p.listeners = append(p.listeners, rl)
 		}
-		p.listenMsg = newMessage(msgListeners, len(p.listeners))
+		p.listenMsg = newMessage(a, msgListeners, len(p.listeners))
 	}
 
-	for _, s := range steps {
-		r := rawStep{call: s.Call, ok: s.Ok, skip: s.Skip, flags: s.Flags, mode: s.Mode}
+	p.steps = takeSlice[rawStep](a, len(steps))
+	for i, s := range steps {
+		r := &p.steps[i]
+		r.call, r.ok, r.skip, r.flags, r.mode = s.Call, s.Ok, s.Skip, s.Flags, s.Mode
 		r.attr.Attr_set = s.Attr
-		r.path = cstr(s.Path)
+		r.path = a.cstr(s.Path)
 		if s.Source != "" {
-			r.source = cstr(s.Source)
+			r.source = a.cstr(s.Source)
 		}
 		if s.FSType != "" {
-			r.fstype = cstr(s.FSType)
+			r.fstype = a.cstr(s.FSType)
 		}
-		switch {
-		case s.Call == mount.CallWrite:
-			b := []byte(s.Data + "\x00")
-			r.data, r.dataLen = &b[0], len(s.Data)
-		case s.Data != "":
-			r.data = cstr(s.Data)
+		if s.Data != "" {
+			r.data, r.dataLen = a.cstr(s.Data), len(s.Data)
 		}
-		p.steps = append(p.steps, r)
 	}
 
-	p.tty = spec.Exec.TTY
-	p.ptmx = cstr("/dev/ptmx")
+	p.tty = x.TTY
+	p.ptmx = a.cstr("/dev/ptmx")
 	if p.tty {
-		p.ptyMsg = newMessage(msgPTY, 1)
+		p.ptyMsg = newMessage(a, msgPTY, 1)
 	}
 
-	x := spec.Exec
-	p.cwd = cstr(x.Cwd)
+	p.cwd = a.cstr(x.Cwd)
 	if x.MaxProcs > 0 {
-		p.nproc = &unix.Rlimit{Cur: uint64(x.MaxProcs), Max: uint64(x.MaxProcs)}
+		p.nproc = take[unix.Rlimit](a)
+		*p.nproc = unix.Rlimit{Cur: uint64(x.MaxProcs), Max: uint64(x.MaxProcs)}
 	}
-	host, err := hostFacts()
-	if err != nil {
-		return nil, err
-	}
-	abi := host.abi
-	rs := landlock.Compile(x.Landlock, abi)
 	p.attr = landlock.RulesetAttr{HandledFS: rs.HandledFS, Scoped: rs.Scoped}
-	for _, r := range rs.Rules {
-		p.rules = append(p.rules, rawRule{path: cstr(r.Path), access: r.Access})
-		p.ruleAt = append(p.ruleAt, r.Path)
+	p.rules = takeSlice[rawRule](a, len(rs.Rules))
+	for i, r := range rs.Rules {
+		p.rules[i] = rawRule{path: a.cstr(r.Path), access: r.Access}
 	}
-	n := landlock.Nested(abi)
+	n := landlock.Nested(host.abi)
 	p.nested = landlock.RulesetAttr{HandledFS: n.HandledFS, Scoped: n.Scoped}
 	p.last = host.lastCap
 	p.capHdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	p.filter = unix.SockFprog{Len: uint16(len(host.filter)), Filter: &host.filter[0]}
-	p.keep = append(p.keep, host.filter)
+	filter := takeSlice[seccomp.Instruction](a, len(host.filter))
+	copy(filter, host.filter)
+	p.filter = unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	for _, s := range append([]syscall.Signal{unix.SIGCHLD}, forwarded...) {
 		p.sigset |= 1 << (uint(s) - 1)
 	}
 
-	if len(x.Argv) == 0 {
-		return nil, &StepError{Step: "exec", Msg: "no command", Code: ExitSetup}
+	p.resetSigs = handledSignals()
+
+	p.argv = a.cstrs(x.Argv)
+	p.envv = a.cstrs(x.Env)
+	p.cands = takeSlice[*byte](a, len(cands))
+	for i, c := range cands {
+		p.cands[i] = a.cstr(c)
 	}
-	var err2 error
-	if p.argv, err2 = cstrs(x.Argv); err2 != nil {
-		return nil, fmt.Errorf("command line: %w", err2)
-	}
-	if p.envv, err2 = cstrs(x.Env); err2 != nil {
-		return nil, fmt.Errorf("environment: %w", err2)
-	}
-	for _, c := range candidates(x.Argv[0], x.Env) {
-		p.cands = append(p.cands, cstr(c))
-	}
+	stack := takeSlice[byte](a, initStack)
+	p.stack = uintptr(unsafe.Pointer(&stack[len(stack)-16])) &^ 15
 	return p, nil
+}
+
+// initStack is the size of init's own stack (amd64), in the arena; init
+// and the command's vforked child need well under 4 KiB of it.
+const initStack = 64 << 10
+
+// arena is one block of Go memory that holds a program and everything it
+// points to, so that init can drop every other page of the supervisor's
+// it got with the clone (see program.zap). It is a []byte, which the
+// garbage collector does not scan: pointers in it must point into it, and
+// the program's pointer to it keeps it alive.
+type arena struct {
+	buf []byte
+	off uintptr
+}
+
+func newArena(size int) *arena {
+	// Whole pages: a large object has its pages to itself.
+	size = (size + 4095) &^ 4095
+	return &arena{buf: make([]byte, size)}
+}
+
+// arenaSize is an upper bound for a program's arena.
+func arenaSize(spec Spec, steps []mount.Step, rs landlock.Ruleset, cands []string, filter int) int {
+	n := 16<<10 + initStack + 8*filter + int(unsafe.Sizeof(program{}))
+	strs := func(ss ...string) {
+		for _, s := range ss {
+			n += len(s) + 16
+		}
+	}
+	for _, s := range steps {
+		n += int(unsafe.Sizeof(rawStep{}))
+		strs(s.Path, s.Source, s.FSType, s.Data)
+	}
+	for _, r := range rs.Rules {
+		n += int(unsafe.Sizeof(rawRule{}))
+		strs(r.Path)
+	}
+	strs(spec.Exec.Argv...)
+	strs(spec.Exec.Env...)
+	strs(cands...)
+	strs(spec.Hostname, spec.Exec.Cwd)
+	return n
+}
+
+// alloc returns size zeroed bytes aligned to align. Running out is a bug in
+// arenaSize.
+func (a *arena) alloc(size, align uintptr) unsafe.Pointer {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(a.buf)))
+	off := (base+a.off+align-1)&^(align-1) - base
+	if off+size > uintptr(len(a.buf)) {
+		panic(fmt.Sprintf("sandbox: init's arena of %d bytes is too small", len(a.buf)))
+	}
+	a.off = off + size
+	return unsafe.Pointer(&a.buf[off])
+}
+
+func take[T any](a *arena) *T {
+	var zero T
+	return (*T)(a.alloc(unsafe.Sizeof(zero), unsafe.Alignof(zero)))
+}
+
+func takeSlice[T any](a *arena, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*T)(a.alloc(unsafe.Sizeof(zero)*uintptr(n), unsafe.Alignof(zero))), n)
+}
+
+// bytes copies s into the arena, with a NUL after it.
+func (a *arena) bytes(s string) []byte {
+	b := takeSlice[byte](a, len(s)+1)
+	copy(b, s)
+	return b[:len(s)]
+}
+
+func (a *arena) cstr(s string) *byte {
+	b := takeSlice[byte](a, len(s)+1)
+	copy(b, s)
+	return &b[0]
+}
+
+// cstrs is a nil-terminated array of C strings.
+func (a *arena) cstrs(ss []string) []*byte {
+	out := takeSlice[*byte](a, len(ss)+1)
+	for i, s := range ss {
+		out[i] = a.cstr(s)
+	}
+	return out
+}
+
+// handledSignals are the signals with a handler of this process's own.
+func handledSignals() uint64 {
+	var set uint64
+	for sig := uintptr(1); sig <= 64; sig++ {
+		var old [4]uintptr // struct sigaction: handler, flags, restorer, mask
+		if _, _, e := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0); e == 0 && old[0] > 1 {
+			set |= 1 << (sig - 1) // neither SIG_DFL (0) nor SIG_IGN (1)
+		}
+	}
+	return set
 }
 
 // facts is what every sandbox of this process shares: the kernel's
@@ -295,15 +417,6 @@ var hostFacts = sync.OnceValues(func() (facts, error) {
 // Warm works out what every sandbox shares in the background, so that it
 // is ready when the first sandbox starts.
 func Warm() { go hostFacts() }
-
-// cstrs is a nil-terminated array of C strings.
-func cstrs(ss []string) ([]*byte, error) {
-	out, err := syscall.SlicePtrFromStrings(ss)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, nil), nil
-}
 
 // candidates are the paths execve tries for name, as execvp(3) would with
 // the sandbox's PATH (not the supervisor's).
@@ -399,8 +512,9 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 	case stepNNP:
 		e.Msg = sysErr("prctl")
 	case stepLandlock:
-		if idx >= 0 && idx < len(p.rules) {
-			e.Path = p.ruleAt[idx]
+		host, _ := hostFacts()
+		if rules := landlock.Compile(spec.Exec.Landlock, host.abi).Rules; idx >= 0 && idx < len(rules) {
+			e.Path = rules[idx].Path
 			e.Msg = fmt.Sprintf("landlock rule for %s: %v", e.Path, errno)
 		} else {
 			e.Msg = "enforcing the landlock ruleset: " + sysErr("landlock")

@@ -94,7 +94,7 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 	// being built reaches init, which drops it, rather than killing us and
 	// leaving placeholders behind.
 	forwardSignals()
-	pid, errno := forkInit(s.prog, cloneFlags)
+	pid, errno := startInit(s.prog, cloneFlags)
 	runtime.KeepAlive(s.prog)
 	if errno != 0 {
 		s.sync.Close()

@@ -1,0 +1,37 @@
+#include "textflag.h"
+
+// func cloneInit(flags, stack uintptr, p *program) (pid, errno uintptr)
+//
+// clone(flags, stack): the child starts on stack, which is its own, and
+// calls initEntry(p), which never returns; the parent returns the result.
+TEXT ·cloneInit(SB),NOSPLIT|NOFRAME,$0-40
+	MOVQ	flags+0(FP), DI
+	MOVQ	stack+8(FP), SI
+	MOVQ	p+16(FP), R12 // kept across the syscall, in both processes
+	MOVQ	$0, DX
+	MOVQ	$0, R10
+	MOVQ	$0, R8
+	MOVQ	$0, R9
+	MOVQ	$56, AX // SYS_CLONE
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	child
+	CMPQ	AX, $0xfffffffffffff001
+	JLS	ok
+	MOVQ	$0, pid+24(FP)
+	NEGQ	AX
+	MOVQ	AX, errno+32(FP)
+	RET
+ok:
+	MOVQ	AX, pid+24(FP)
+	MOVQ	$0, errno+32(FP)
+	RET
+child:
+	// On the new stack; nothing above it is ours.
+	SUBQ	$16, SP
+	MOVQ	R12, 0(SP)
+	CALL	·initEntry(SB)
+	MOVL	$125, DI
+	MOVL	$231, AX // SYS_EXIT_GROUP
+	SYSCALL
+	INT	$3
