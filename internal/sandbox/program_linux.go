@@ -3,9 +3,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"fmt"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,7 +30,7 @@ type program struct {
 	fds      [4]int32 // stdin, stdout, stderr, sync in the supervisor; 0-3 in init
 	coreOff  unix.Rlimit
 	coreOn   unix.Rlimit
-	args     unsafe.Pointer // the supervisor's argv area, renamed in init
+	args     unsafe.Pointer // the supervisor's argv and environment, wiped in init
 	argsLen  uintptr
 	name     *byte
 	hostname []byte
@@ -440,21 +442,29 @@ func candidates(name string, env []string) []string {
 	return out
 }
 
-// argvArea is where the kernel shows this process's command line: the
-// strings of os.Args, when they still lie end to end as execve left them.
+// argvArea is where the kernel keeps this process's command line and
+// environment: init overwrites its copy of both (its /proc/1/cmdline then
+// reads stockade-init, and no variable of the supervisor's, a key among
+// them, stays in init's memory). The bounds come from /proc/self/stat and
+// must hold the strings of os.Args where execve left them.
 func argvArea() (unsafe.Pointer, uintptr) {
-	if len(os.Args) == 0 || len(os.Args[0]) == 0 {
+	stat, err := os.ReadFile("/proc/self/stat")
+	i := bytes.LastIndexByte(stat, ')')
+	if err != nil || i < 0 || len(os.Args) == 0 {
 		return nil, 0
 	}
-	start := unsafe.Pointer(unsafe.StringData(os.Args[0]))
-	n := uintptr(0)
-	for _, a := range os.Args {
-		if len(a) == 0 || unsafe.Pointer(unsafe.StringData(a)) != unsafe.Add(start, n) {
-			return nil, 0
-		}
-		n += uintptr(len(a)) + 1
+	// Fields from the third on; arg_start is the 48th, env_end the 51st.
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 49 {
+		return nil, 0
 	}
-	return start, n - 1
+	argStart, err1 := strconv.ParseUint(f[45], 10, 64)
+	envEnd, err2 := strconv.ParseUint(f[48], 10, 64)
+	start := unsafe.Pointer(unsafe.StringData(os.Args[0]))
+	if err1 != nil || err2 != nil || uintptr(argStart) != uintptr(start) || envEnd <= argStart {
+		return nil, 0
+	}
+	return start, uintptr(envEnd - argStart)
 }
 
 // stepError turns init's report into the error the user sees.
