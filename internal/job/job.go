@@ -177,14 +177,14 @@ func prepare(j Job, h Hooks) *prepared {
 		}
 	}
 	create := func() error {
-		ps, err := mount.Create(planned)
+		ps, err := mount.Create(planned, records.Stash())
 		pr.placeholders = ps
 		return err
 	}
 	save := func() error {
 		release, err := records.Save(j.ID, pr.placeholders)
 		if err != nil {
-			mount.RemovePlaceholders(pr.placeholders)
+			mount.RemovePlaceholders(pr.placeholders, records.Stash())
 			return err
 		}
 		pr.release = release

@@ -1,6 +1,8 @@
 package mount
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,7 +37,7 @@ type Placeholder struct {
 // `git init`; those are reported after the run instead (see Missing). On
 // error, the placeholders made so far are removed again.
 func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
-	return Create(Planned(cfg))
+	return Create(Planned(cfg), Stash{})
 }
 
 // Planned lists the placeholders CreatePlaceholders would make for cfg,
@@ -50,13 +52,18 @@ func Planned(cfg Config) []Placeholder {
 	return out
 }
 
-// Create makes the planned placeholders (see Planned). One that another
-// sandbox of this project made a moment earlier is shared (Borrowed). On
-// error, the placeholders made so far are removed again.
-func Create(planned []Placeholder) ([]Placeholder, error) {
+// Create makes the planned placeholders (see Planned), taking them from
+// stash when it has them. One that another sandbox of this project made a
+// moment earlier is shared (Borrowed). On error, the placeholders made so
+// far are removed again.
+func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 	var made []Placeholder
+	stash.prepare()
 	for _, p := range planned {
-		ph, err := createPlaceholder(p.Path, p.Dir)
+		ph, err := stash.take(p)
+		if err != nil {
+			ph, err = createPlaceholder(p.Path, p.Dir)
+		}
 		if errors.Is(err, fs.ErrExist) {
 			// Another sandbox of this project was quicker: share its.
 			if fi, lerr := os.Lstat(p.Path); lerr == nil && fi.IsDir() == p.Dir {
@@ -65,7 +72,7 @@ func Create(planned []Placeholder) ([]Placeholder, error) {
 			}
 		}
 		if err != nil {
-			RemovePlaceholders(made)
+			RemovePlaceholders(made, stash)
 			return nil, fmt.Errorf("creating placeholder for protected path %s: %w", p.Path, err)
 		}
 		made = append(made, ph)
@@ -237,6 +244,55 @@ func createRenamed(p, content string) error {
 	return err
 }
 
+// Stash keeps the placeholders of earlier runs, in a directory of the
+// user's own, to be moved into place again (rename(2), never replacing
+// anything) instead of being made anew. Making and deleting inodes is what
+// costs on some filesystems (ext4 without a journal skips every inode freed
+// in the last minute when it allocates one), and a harness or an agent may
+// start many short runs in a row. A stash on another filesystem than the
+// project (EXDEV), or the zero Stash, makes and removes as usual.
+type Stash struct{ Dir string }
+
+// key is where the placeholder for p waits in the stash: one per path and
+// kind.
+func (s Stash) key(p Placeholder) string {
+	kind := "f"
+	if p.Dir {
+		kind = "d"
+	} else if filepath.Ext(p.Path) == ".json" {
+		kind = "j"
+	}
+	h := sha256.Sum256([]byte(p.Path))
+	return filepath.Join(s.Dir, hex.EncodeToString(h[:12])+"."+kind)
+}
+
+func (s Stash) prepare() {
+	if s.Dir != "" {
+		os.Mkdir(s.Dir, 0o700)
+	}
+}
+
+// stashable reports whether a placeholder is exactly as stockade made it,
+// to be used again: no other link to it, and a .json one still "{}".
+func stashable(ph Placeholder, fi fs.FileInfo) bool {
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || (!ph.Dir && st.Nlink != 1) {
+		return false
+	}
+	if want := placeholderContent(ph.Path); want != "" {
+		b, err := os.ReadFile(ph.Path)
+		return err == nil && string(b) == want
+	}
+	return true
+}
+
+// placeholderContent is what a placeholder at p holds.
+func placeholderContent(p string) string {
+	if filepath.Ext(p) == ".json" {
+		return placeholderJSON
+	}
+	return ""
+}
+
 // placeholderJSON is the content of a .json placeholder: valid, and empty.
 const placeholderJSON = "{}\n"
 
@@ -251,23 +307,36 @@ func inode(fi fs.FileInfo) uint64 {
 // directory stockade made; anything else is left alone and reported. (They
 // are removed one after the other: entries of one directory are changed
 // under its lock anyway.)
-func RemovePlaceholders(ps []Placeholder) error {
+func RemovePlaceholders(ps []Placeholder, stash Stash) error {
 	var errs []error
 	for _, ph := range ps {
 		if !ph.Borrowed {
-			errs = append(errs, removePlaceholder(ph))
+			errs = append(errs, removePlaceholder(ph, stash))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func removePlaceholder(ph Placeholder) error {
+func removePlaceholder(ph Placeholder, stash Stash) error {
 	fi, err := os.Lstat(ph.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() > int64(len(placeholderJSON))) {
+	if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() != int64(len(placeholderContent(ph.Path)))) {
 		return fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
+	}
+	if ph.Dir {
+		// One given content outside stays where it is.
+		if d, err := os.Open(ph.Path); err == nil {
+			names, _ := d.Readdirnames(1)
+			d.Close()
+			if len(names) > 0 {
+				return fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
+			}
+		}
+	}
+	if stashable(ph, fi) && stash.put(ph) {
+		return nil
 	}
 	remove := syscall.Unlink
 	if ph.Dir {

@@ -33,3 +33,27 @@ func createLinked(p, content string) error {
 	}
 	return nil
 }
+
+// take moves p's placeholder from the stash into place, unless something
+// is there already.
+func (s Stash) take(p Placeholder) (Placeholder, error) {
+	if s.Dir == "" {
+		return Placeholder{}, unix.ENOENT
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, s.key(p), unix.AT_FDCWD, p.Path, unix.RENAME_NOREPLACE); err != nil {
+		if err == unix.EEXIST {
+			return Placeholder{}, &fs.PathError{Op: "rename", Path: p.Path, Err: fs.ErrExist}
+		}
+		return Placeholder{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(p.Path, &st); err != nil {
+		return Placeholder{}, err
+	}
+	return Placeholder{Path: p.Path, Dir: p.Dir, Ino: st.Ino}, nil
+}
+
+// put moves a placeholder back into the stash; false if it could not.
+func (s Stash) put(ph Placeholder) bool {
+	return s.Dir != "" && unix.Renameat2(unix.AT_FDCWD, ph.Path, unix.AT_FDCWD, s.key(ph), unix.RENAME_NOREPLACE) == nil
+}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -43,7 +44,7 @@ func TestPlaceholders(t *testing.T) {
 	}
 	// Content added outside the sandbox is never removed.
 	os.WriteFile(filepath.Join(wd, ".vscode", "mine.json"), []byte("{}"), 0o644)
-	if err := RemovePlaceholders(ps); err == nil {
+	if err := RemovePlaceholders(ps, Stash{}); err == nil {
 		t.Error("RemovePlaceholders reported nothing although .vscode is no longer empty")
 	}
 	for p := range want {
@@ -136,11 +137,11 @@ func TestPlanBeforePlaceholders(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(wd, ".vscode")); err == nil {
 		t.Fatal("planning created a placeholder")
 	}
-	made, err := Create(planned)
+	made, err := Create(planned, Stash{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer RemovePlaceholders(made)
+	defer RemovePlaceholders(made, Stash{})
 	after, err := Build(cfg, OS{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,5 +151,56 @@ func TestPlanBeforePlaceholders(t *testing.T) {
 	}
 	if _, ok := find(after, wd+"/.vscode"); !ok {
 		t.Error(".vscode is not in the plan")
+	}
+}
+
+// TestStash: placeholders go to the stash at the end and come back from it
+// at the next start, the same inodes; one given content never goes there,
+// and one that exists already is shared, not replaced.
+func TestStash(t *testing.T) {
+	wd := tree(t, ".git/config")
+	stash := Stash{Dir: filepath.Join(t.TempDir(), "stash")}
+	cfg := Config{Workdir: wd, Protect: []string{".vscode/", "CLAUDE.md", ".mcp.json"}}
+	first, err := Create(Planned(cfg), stash)
+	if err != nil || len(first) != 3 {
+		t.Fatalf("Create = %+v, %v", first, err)
+	}
+	if err := RemovePlaceholders(first, stash); err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range first {
+		if _, err := os.Lstat(ph.Path); err == nil {
+			t.Errorf("%s is still there", ph.Path)
+		}
+	}
+	second, err := Create(Planned(cfg), stash)
+	if err != nil || len(second) != 3 {
+		t.Fatalf("Create again = %+v, %v", second, err)
+	}
+	for i := range second {
+		if second[i].Ino != first[i].Ino {
+			t.Errorf("%s: inode %d, want %d from the stash", second[i].Path, second[i].Ino, first[i].Ino)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(wd, ".mcp.json")); err != nil || string(b) != placeholderJSON {
+		t.Errorf(".mcp.json from the stash = %q, %v", b, err)
+	}
+	// The user writes into CLAUDE.md outside: it stays, and stays out of the stash.
+	os.WriteFile(filepath.Join(wd, "CLAUDE.md"), []byte("x"), 0o644)
+	if err := RemovePlaceholders(second, stash); err == nil || !strings.Contains(err.Error(), "CLAUDE.md changed outside") {
+		t.Fatalf("removing a placeholder given content: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wd, "CLAUDE.md")); string(b) != "x" {
+		t.Errorf("CLAUDE.md with content = %q, want it kept", b)
+	}
+	// A .vscode made meanwhile by someone else is shared, not replaced.
+	os.Mkdir(filepath.Join(wd, ".vscode"), 0o755)
+	os.WriteFile(filepath.Join(wd, ".vscode", "settings.json"), []byte("{}"), 0o644)
+	third, err := Create(Planned(Config{Workdir: wd, Protect: []string{".mcp.json"}}), stash)
+	if err != nil || len(third) != 1 || third[0].Borrowed {
+		t.Fatalf("Create .mcp.json = %+v, %v", third, err)
+	}
+	if _, err := os.Stat(filepath.Join(wd, ".vscode", "settings.json")); err != nil {
+		t.Errorf("the user's .vscode was touched: %v", err)
 	}
 }

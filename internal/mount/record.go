@@ -46,6 +46,14 @@ func (rs Records) lock() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
+// Stash is where placeholders of this user wait between runs.
+func (rs Records) Stash() Stash {
+	if rs.Dir == "" {
+		return Stash{}
+	}
+	return Stash{Dir: filepath.Join(rs.Dir, "stash")}
+}
+
 // Save records ps for the calling process under id and returns the
 // function that releases them at the end: each placeholder is removed, or
 // handed to a live sandbox that borrowed it.
@@ -122,7 +130,7 @@ func (rs Records) release(id string, r record) error {
 		}
 		remove = append(remove, ph)
 	}
-	err := RemovePlaceholders(remove)
+	err := RemovePlaceholders(remove, rs.Stash())
 	os.Remove(filepath.Join(rs.Dir, id+".json"))
 	return err
 }

@@ -416,9 +416,15 @@ var hostFacts = sync.OnceValues(func() (facts, error) {
 	return f, err
 })
 
-// Warm works out what every sandbox shares in the background, so that it
-// is ready when the first sandbox starts.
-func Warm() { go hostFacts() }
+// Warm works out what every sandbox shares, and registers the signals
+// the supervisor forwards, in the background, so that both are ready when
+// the first sandbox starts.
+func Warm() {
+	go func() {
+		forwardSignals()
+		hostFacts()
+	}()
+}
 
 // candidates are the paths execve tries for name, as execvp(3) would with
 // the sandbox's PATH (not the supervisor's).
