@@ -3,12 +3,16 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 )
 
 // logger writes stockade's own messages to stderr, one line each, prefixed
 // "stockade:". Loosenings are printed at every level: never weaken silently.
-type logger struct{ level int }
+type logger struct {
+	level int
+	out   io.Writer // os.Stderr when nil
+}
 
 var levels = map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
 
@@ -17,12 +21,12 @@ func newLogger(level string) logger {
 	if !ok {
 		l = levels["warn"]
 	}
-	return logger{l}
+	return logger{level: l}
 }
 
 func (l logger) printf(min int, prefix, format string, args ...any) {
 	if l.level <= min {
-		fmt.Fprintf(os.Stderr, "stockade: "+prefix+format+"\n", args...)
+		fmt.Fprintf(l.writer(), "stockade: "+prefix+format+"\n", args...)
 	}
 }
 
@@ -39,5 +43,12 @@ func (l logger) warn(format string, args ...any)   { l.printf(2, "warning: ", fo
 func (l logger) info(format string, args ...any)   { l.printf(1, "", format, args...) }
 func (l logger) error(format string, args ...any)  { l.printf(3, "", format, args...) }
 func (l logger) loosening(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "stockade: LOOSENED: "+format+"\n", args...)
+	fmt.Fprintf(l.writer(), "stockade: LOOSENED: "+format+"\n", args...)
+}
+
+func (l logger) writer() io.Writer {
+	if l.out == nil {
+		return os.Stderr
+	}
+	return l.out
 }

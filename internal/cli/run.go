@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -182,7 +183,10 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 }
 
 // printStatus prints the start line, then every downgrade and loosening.
+// They go out in one write, so that they stay together.
 func printStatus(log logger, id string, e enforcement) {
+	var b bytes.Buffer
+	log.out = &b
 	log.status("sandbox %s: %s", id, e.line())
 	for _, w := range e.Downgrades {
 		log.warn("%s", w)
@@ -190,6 +194,7 @@ func printStatus(log logger, id string, e enforcement) {
 	for _, w := range e.Loosenings {
 		log.loosening("%s", w)
 	}
+	os.Stderr.Write(b.Bytes())
 }
 
 // restoredWarning prints what the tripwire restore put back, loudly.

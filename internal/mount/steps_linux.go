@@ -88,9 +88,18 @@ func Steps(plan Plan, base string) []Step {
 	frame("creating the staging dirs", Step{Call: CallMkdir, Path: base + "/newroot", Mode: 0o755})
 	frame("creating the mask dir", Step{Call: CallMkdir, Path: base + "/empty-dir", Mode: 0o555})
 	frame("creating the mask file", Step{Call: CallWrite, Path: base + "/empty-file", Mode: 0o444})
+	for i, m := range plan.Mounts {
+		if m.Kind == File {
+			s = append(s, Step{Call: CallWrite, Path: base + fileAt(i), Data: m.Data, Mode: 0o444, Mount: i})
+		}
+	}
 	frame("pivoting into the staging root", Step{Call: CallPivot, Path: base, Source: base + "/oldroot"})
 	frame("entering the staging root", Step{Call: CallChdir, Path: "/"})
 	frame("mounting the new root", Step{Call: CallMount, Source: "tmpfs", Path: "/newroot", FSType: "tmpfs", Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "mode=0755"})
+	// A bind mount takes the flags of the mount it comes from: with the
+	// staging root read-only, nosuid, nodev and noexec, so is every mask
+	// and file bound from it, with no mount_setattr each.
+	frame("making the staging root read-only", Step{Call: CallSetattr, Path: "/", Attr: sealed})
 	made := map[string]bool{"/newroot": true}
 	for i, m := range plan.Mounts {
 		sts := apply(m, i, made)
@@ -117,7 +126,13 @@ func Steps(plan Plan, base string) []Step {
 const (
 	emptyFile = "/empty-file"
 	emptyDir  = "/empty-dir"
+	// sealed are the attributes of the staging root once it is built, and
+	// so of every mask: read-only, nosuid, nodev, noexec.
+	sealed = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 )
+
+// fileAt is where the content of the File mount i is staged.
+func fileAt(i int) string { return fmt.Sprintf("/file-%d", i) }
 
 // apply is the steps of one mount; made holds the directories earlier steps
 // created, whose mkdir need not be tried again.
@@ -163,12 +178,10 @@ func apply(m Mount, i int, made map[string]bool) []Step {
 	case Dir:
 		return concat(mkdirAll(dst, made), Step{Call: CallChmod, Path: dst, Mode: m.Mode & 0o7777})
 	case File:
-		// The target was resolved through symlinks when the plan was made.
-		file := fmt.Sprintf("/file-%d", i)
+		// The target was resolved through symlinks when the plan was made;
+		// the file was written in the staging root (read-only now).
 		return concat(ensure(dst, false, made),
-			Step{Call: CallWrite, Path: file, Data: m.Data, Mode: 0o444},
-			Step{Call: CallMount, Source: file, Path: dst, Flags: unix.MS_BIND},
-			Step{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_RDONLY | nosuidNodev | unix.MOUNT_ATTR_NOEXEC})
+			Step{Call: CallMount, Source: fileAt(i), Path: dst, Flags: unix.MS_BIND})
 	case Empty:
 		// The plan knows whether the masked path is a directory; an
 		// optional one (a /proc file this kernel lacks) may be missing.
@@ -180,10 +193,7 @@ func apply(m Mount, i int, made map[string]bool) []Step {
 		if m.Data == "optional" {
 			ok = okErr(unix.ENOENT)
 		}
-		return []Step{
-			{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND, Ok: ok},
-			{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_RDONLY | nosuidNodev | unix.MOUNT_ATTR_NOEXEC, Ok: ok},
-		}
+		return []Step{{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND, Ok: ok}}
 	}
 	panic(fmt.Sprintf("mount: unknown kind %q in plan", m.Kind))
 }
