@@ -3,12 +3,9 @@
 package caps
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,39 +26,4 @@ func LastCap() int {
 		}
 	}
 	return unix.CAP_LAST_CAP
-}
-
-// DropAll removes every capability: the bounding set, secure bits and ambient
-// set of the calling thread (the one that will fork or execve), and the
-// effective, permitted and inheritable sets of every thread. It needs CAP_SETPCAP for the bounding set and secure bits;
-// without it (an unprivileged caller that was never given it) those steps are
-// skipped, because such a caller cannot hold capabilities worth dropping there.
-func DropAll() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("reading capabilities: %w", os.NewSyscallError("capget", err))
-	}
-	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
-		if err := unix.Prctl(unix.PR_SET_SECUREBITS, SecureBits, 0, 0, 0); err != nil {
-			return fmt.Errorf("locking secure bits: %w", os.NewSyscallError("prctl", err))
-		}
-		last := LastCap()
-		for c := 0; c <= last; c++ {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, os.NewSyscallError("prctl", err))
-			}
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
-		return fmt.Errorf("clearing ambient capabilities: %w", os.NewSyscallError("prctl", err))
-	}
-	// The capability sets are cleared on every thread of the process, so no
-	// thread the Go runtime might later fork from keeps any.
-	data = [2]unix.CapUserData{}
-	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
-	if e != 0 {
-		return fmt.Errorf("clearing capabilities: %w", os.NewSyscallError("capset", e))
-	}
-	return nil
 }

@@ -1,8 +1,7 @@
 // Package landlock turns the four access tiers of the sandbox (DESIGN §3
 // step 5) into one Landlock ruleset, as data: the sandbox's init applies it
 // with raw system calls between clone and the command's execve, where no Go
-// library can run. Restrict applies the same ruleset from an ordinary Go
-// process.
+// library can run.
 //
 // The tiers are cumulative grants; Landlock can only add rights under a
 // directory, never take them away below it, so a path that must be read-only
@@ -29,9 +28,6 @@ import (
 
 // MinABI is the oldest Landlock ABI stockade accepts.
 const MinABI = 3
-
-// ErrNotSupported is returned where Landlock does not exist (non-Linux).
-var ErrNotSupported = errors.New("landlock is not supported on this system")
 
 // Access rights (include/uapi/linux/landlock.h).
 const (

@@ -4,6 +4,11 @@ package landlock
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +18,60 @@ import (
 
 // Landlock cannot be undone, so every case runs in a re-executed copy of the
 // test binary: the parent only reads what the child reports.
+// restrict enforces the tiers on the test process, on every thread, as the
+// sandbox's init does between clone and execve: the kernel's word on what
+// Compile makes.
+func restrictTiers(t Tiers) error {
+	abi := ABI()
+	if err := CheckABI(abi); err != nil {
+		return err
+	}
+	return Compile(t, abi).restrict()
+}
+
+func (r Ruleset) restrict() error {
+	attr := RulesetAttr{HandledFS: r.HandledFS, Scoped: r.Scoped}
+	fd, _, e := syscall.RawSyscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), RulesetAttrSize, 0)
+	if e != 0 {
+		return fmt.Errorf("creating the landlock ruleset: %w", os.NewSyscallError("landlock_create_ruleset", e))
+	}
+	defer unix.Close(int(fd))
+	for _, rule := range r.Rules {
+		if err := addRule(int(fd), rule); err != nil {
+			return err
+		}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+		return fmt.Errorf("enforcing the landlock ruleset: %w", os.NewSyscallError("landlock_restrict_self", e))
+	}
+	return nil
+}
+
+func addRule(ruleset int, rule Rule) error {
+	fd, err := unix.Open(rule.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("open", err))
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("fstat", err))
+	}
+	attr := PathBeneathAttr{Allowed: rule.Access, Fd: int32(fd)}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		attr.Allowed &= AccessFile
+	}
+	if attr.Allowed == 0 {
+		return nil
+	}
+	if _, _, e := syscall.RawSyscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), RulePathBeneath, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
+		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("landlock_add_rule", e))
+	}
+	return nil
+}
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("STOCKADE_LANDLOCK_CHILD"); dir != "" {
 		os.Exit(child(dir))
@@ -23,7 +82,7 @@ func TestMain(m *testing.M) {
 // child restricts itself to the tiers over dir and prints one line per probe.
 func child(dir string) int {
 	syscall.AllThreadsSyscall(syscall.SYS_PRCTL, 38 /* PR_SET_NO_NEW_PRIVS */, 1, 0)
-	err := Restrict(Tiers{
+	err := restrictTiers(Tiers{
 		ReadExec:  []string{"/usr", "/bin"},
 		ReadOnly:  []string{filepath.Join(dir, "ro")},
 		WriteExec: []string{filepath.Join(dir, "rw")},

@@ -4,6 +4,3 @@ package landlock
 
 // ABI returns 0: Landlock is Linux-only.
 func ABI() int { return 0 }
-
-// Restrict returns ErrNotSupported.
-func Restrict(Tiers) error { return ErrNotSupported }

@@ -15,8 +15,8 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 )
 
-// TestMain lets the test binary play init: Run re-executes
-// os.Executable(), which here is this test binary.
+// TestMain lets the test binary play the stages ProbeNamespaces re-executes
+// (os.Executable() is this test binary); init itself is a fork, not a stage.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		if entry, ok := Entrypoints[os.Args[1]]; ok {

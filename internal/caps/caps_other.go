@@ -1,6 +1,0 @@
-//go:build !linux
-
-package caps
-
-// DropAll returns ErrNotSupported.
-func DropAll() error { return ErrNotSupported }
