@@ -13,7 +13,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
@@ -170,12 +169,8 @@ func prepare(j Job, h Hooks) *prepared {
 		h.Warn("%v", err)
 	}
 	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
-	planned := mount.Planned(mcfg)
-	for _, m := range mount.Missing(mcfg) {
-		if !slices.ContainsFunc(planned, func(ph mount.Placeholder) bool { return ph.Path == m.Path }) {
-			pr.missing = append(pr.missing, m)
-		}
-	}
+	planned, missing := mount.Split(mount.Missing(mcfg))
+	pr.missing = missing
 	create := func() error {
 		ps, err := mount.Create(planned, records.Stash())
 		pr.placeholders = ps

@@ -43,13 +43,21 @@ func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
 // Planned lists the placeholders CreatePlaceholders would make for cfg,
 // without making them: Path and Dir only.
 func Planned(cfg Config) []Placeholder {
-	var out []Placeholder
-	for _, p := range Missing(cfg) {
+	planned, _ := Split(Missing(cfg))
+	return planned
+}
+
+// Split sorts missing protected paths into those that get a placeholder
+// and those that cannot (below a missing directory; see Missing).
+func Split(missing []MissingPath) (planned []Placeholder, without []MissingPath) {
+	for _, p := range missing {
 		if realDirUnder(filepath.Dir(p.Path), p.Root) {
-			out = append(out, Placeholder{Path: p.Path, Dir: strings.HasSuffix(p.Pattern, "/")})
+			planned = append(planned, Placeholder{Path: p.Path, Dir: strings.HasSuffix(p.Pattern, "/")})
+		} else {
+			without = append(without, p)
 		}
 	}
-	return out
+	return planned, without
 }
 
 // Create makes the planned placeholders (see Planned), taking them from

@@ -200,7 +200,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 		return nil, os.NewSyscallError("getrlimit", err)
 	}
 	p.coreOff = unix.Rlimit{Cur: 0, Max: p.coreOn.Max}
-	p.args, p.argsLen = argvArea()
+	p.args, p.argsLen = argvOnce()
 	p.name = a.cstr("stockade-init")
 	p.hostname = a.bytes(spec.Hostname)
 	uid, gid := os.Getuid(), os.Getgid()
@@ -294,7 +294,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 
 // initStack is the size of init's own stack (amd64), in the arena; init
 // and the command's vforked child need well under 4 KiB of it.
-const initStack = 64 << 10
+const initStack = 16 << 10
 
 // arena is one block of Go memory that holds a program and everything it
 // points to, so that init can drop every other page of the supervisor's
@@ -420,10 +420,8 @@ var hostFacts = sync.OnceValues(func() (facts, error) {
 // the supervisor forwards, in the background, so that both are ready when
 // the first sandbox starts.
 func Warm() {
-	go func() {
-		forwardSignals()
-		hostFacts()
-	}()
+	go hostFacts()
+	go forwardSignals()
 }
 
 // candidates are the paths execve tries for name, as execvp(3) would with
@@ -447,6 +445,8 @@ func candidates(name string, env []string) []string {
 	}
 	return out
 }
+
+var argvOnce = sync.OnceValues(argvArea)
 
 // argvArea is where the kernel keeps this process's command line and
 // environment: init overwrites its copy of both (its /proc/1/cmdline then
