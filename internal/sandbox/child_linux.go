@@ -97,12 +97,6 @@ func (p *program) send(m *message) syscall.Errno {
 //go:nosplit
 //go:norace
 func (p *program) initMain() {
-	// Drop the copy of the supervisor's memory that init does not need:
-	// the pages stay the supervisor's alone, and its writes to them need
-	// no copy (and, in a VM, no TLB shootdown per page).
-	for i := 0; i < p.nzap; i++ {
-		sys(unix.SYS_MADVISE, p.zap[i].start, p.zap[i].len, unix.MADV_DONTNEED, 0, 0, 0)
-	}
 	// No core dump of the supervisor's memory, even before dumpable is off.
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOff), 0, 0, 0)
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)

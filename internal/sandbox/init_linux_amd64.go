@@ -7,28 +7,44 @@ import (
 	"strconv"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// startInit clones init into new namespaces, on a stack of its own in the
-// program's arena, and returns its pid. Before it does anything else, init
-// drops every anonymous page of the supervisor's it got with the clone
-// except the arena's (program.zap): after a plain fork, each page the
-// supervisor writes first would be copied for it, with a TLB shootdown to
-// the other CPUs of its threads (in a VM, an exit per IPI).
+// startInit clones init into new namespaces with next to none of the
+// supervisor's memory: every private anonymous mapping but the program's
+// arena and the process stack (argv and environment) is marked
+// MADV_DONTFORK for the clone, so init gets no copy of the Go heap and
+// stacks. After a plain fork each page the supervisor writes first would
+// be copied, with a TLB shootdown to the other CPUs running its threads (in
+// a VM an exit per IPI); and the clone copies no page tables for them.
+// Init starts on a stack in the arena (cloneInit) with a thread pointer of
+// its own, since the Go runtime's is gone from its memory.
 //
 //go:norace
 //go:nocheckptr
-func startInit(p *program, flags uintptr) (int, syscall.Errno) {
-	p.nzap = zapList(&p.zap, p.arena)
+func startInit(p *program, a *arena, flags uintptr) (int, syscall.Errno) {
+	lo, hi := a.bounds()
+	ranges := privateMappings(lo, hi)
+	// Go's own forks (os/exec) must not run with these marks: they take
+	// ForkLock too.
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	for _, r := range ranges {
+		syscall.RawSyscall(unix.SYS_MADVISE, r.start, r.len, unix.MADV_DONTFORK)
+	}
 	runtimeBeforeFork()
-	pid, errno := cloneInit(flags|uintptr(syscall.SIGCHLD), p.stack, p)
+	pid, errno := cloneInit(flags|uintptr(syscall.SIGCHLD), p.stack, p, uintptr(unsafe.Pointer(&p.tls[1])))
 	runtimeAfterFork()
+	for _, r := range ranges {
+		syscall.RawSyscall(unix.SYS_MADVISE, r.start, r.len, unix.MADV_DOFORK)
+	}
 	return int(pid), syscall.Errno(errno)
 }
 
 // cloneInit is in init_linux_amd64.s: clone(flags, stack), and in the child
-// initEntry(p) on that stack.
-func cloneInit(flags, stack uintptr, p *program) (pid, errno uintptr)
+// arch_prctl(ARCH_SET_FS, tls) and initEntry(p) on that stack.
+func cloneInit(flags, stack uintptr, p *program, tls uintptr) (pid, errno uintptr)
 
 // initEntry is where init starts, on its own stack.
 //
@@ -38,22 +54,16 @@ func initEntry(p *program) {
 	p.initMain()
 }
 
-// zapList fills zap with the anonymous writable mappings of this process,
-// less the arena's pages, and returns how many it filled.
-func zapList(zap *[64]zapRange, keep []byte) int {
+type mapping struct{ start, len uintptr }
+
+// privateMappings are this process's private anonymous writable mappings
+// (the Go heap, goroutine stacks, BSS) but for the one [lo, hi).
+func privateMappings(lo, hi uintptr) []mapping {
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
-		return 0
+		return nil
 	}
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(keep))) &^ 4095
-	hi := (uintptr(unsafe.Pointer(unsafe.SliceData(keep))) + uintptr(len(keep)) + 4095) &^ 4095
-	n := 0
-	add := func(start, end uintptr) {
-		if end > start && n < len(zap) {
-			zap[n] = zapRange{start, end - start}
-			n++
-		}
-	}
+	var out []mapping
 	sc := bufio.NewScanner(bytes.NewReader(maps))
 	for sc.Scan() {
 		// start-end perms offset dev inode [path]
@@ -64,16 +74,10 @@ func zapList(zap *[64]zapRange, keep []byte) int {
 		se := bytes.SplitN(f[0], []byte("-"), 2)
 		start, err1 := strconv.ParseUint(string(se[0]), 16, 64)
 		end, err2 := strconv.ParseUint(string(se[1]), 16, 64)
-		if err1 != nil || err2 != nil {
+		if err1 != nil || err2 != nil || end <= start || (uintptr(start) < hi && uintptr(end) > lo) {
 			continue
 		}
-		s, e := uintptr(start), uintptr(end)
-		if hi <= s || lo >= e {
-			add(s, e)
-			continue
-		}
-		add(s, lo)
-		add(hi, e)
+		out = append(out, mapping{uintptr(start), uintptr(end - start)})
 	}
-	return n
+	return out
 }

@@ -1,13 +1,16 @@
 #include "textflag.h"
 
-// func cloneInit(flags, stack uintptr, p *program) (pid, errno uintptr)
+// func cloneInit(flags, stack uintptr, p *program, tls uintptr) (pid, errno uintptr)
 //
-// clone(flags, stack): the child starts on stack, which is its own, and
-// calls initEntry(p), which never returns; the parent returns the result.
-TEXT ·cloneInit(SB),NOSPLIT|NOFRAME,$0-40
+// clone(flags, stack): the child starts on stack, which is its own, sets
+// its thread pointer to tls (the Go runtime's thread block is not in its
+// memory; the ABI wrapper of initEntry reads g from there) and calls
+// initEntry(p), which never returns; the parent returns the result.
+TEXT ·cloneInit(SB),NOSPLIT|NOFRAME,$0-48
 	MOVQ	flags+0(FP), DI
 	MOVQ	stack+8(FP), SI
 	MOVQ	p+16(FP), R12 // kept across the syscall, in both processes
+	MOVQ	tls+24(FP), R13
 	MOVQ	$0, DX
 	MOVQ	$0, R10
 	MOVQ	$0, R8
@@ -18,16 +21,20 @@ TEXT ·cloneInit(SB),NOSPLIT|NOFRAME,$0-40
 	JEQ	child
 	CMPQ	AX, $0xfffffffffffff001
 	JLS	ok
-	MOVQ	$0, pid+24(FP)
+	MOVQ	$0, pid+32(FP)
 	NEGQ	AX
-	MOVQ	AX, errno+32(FP)
+	MOVQ	AX, errno+40(FP)
 	RET
 ok:
-	MOVQ	AX, pid+24(FP)
-	MOVQ	$0, errno+32(FP)
+	MOVQ	AX, pid+32(FP)
+	MOVQ	$0, errno+40(FP)
 	RET
 child:
 	// On the new stack; nothing above it is ours.
+	MOVQ	$0x1002, DI // ARCH_SET_FS
+	MOVQ	R13, SI
+	MOVQ	$158, AX // SYS_ARCH_PRCTL
+	SYSCALL
 	SUBQ	$16, SP
 	MOVQ	R12, 0(SP)
 	CALL	·initEntry(SB)

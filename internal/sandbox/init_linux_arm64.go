@@ -13,7 +13,7 @@ import (
 //
 //go:norace
 //go:nocheckptr
-func startInit(p *program, flags uintptr) (int, syscall.Errno) {
+func startInit(p *program, _ *arena, flags uintptr) (int, syscall.Errno) {
 	runtimeBeforeFork()
 	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, flags|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
 	if errno != 0 || pid != 0 {

@@ -66,12 +66,8 @@ type program struct {
 	envv  []*byte
 	cands []*byte // where the command may be, in PATH order
 
-	arena []byte  // all of the above points into it (see arena)
-	stack uintptr // the top of init's stack, in the arena
-	// zap are the ranges of the supervisor's memory that init drops first
-	// thing (see Start).
-	zap  [64]zapRange
-	nzap int
+	stack uintptr    // the top of init's stack, in the arena
+	tls   [2]uintptr // init's thread pointer points here (see cloneInit)
 
 	// Scratch, written by init in its own copy.
 	st      unix.Stat_t
@@ -85,8 +81,6 @@ type program struct {
 	poll    [2]unix.PollFd
 	slave   int
 }
-
-type zapRange struct{ start, len uintptr }
 
 type idFile struct {
 	path *byte
@@ -171,33 +165,36 @@ var stepNames = [...]string{
 
 // build prepares the program for spec. Its errors are the supervisor's:
 // nothing has been started yet.
-func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
+func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) {
 	x := spec.Exec
 	if len(x.Argv) == 0 {
-		return nil, &StepError{Step: "exec", Msg: "no command", Code: ExitSetup}
+		return nil, nil, &StepError{Step: "exec", Msg: "no command", Code: ExitSetup}
 	}
 	for _, ss := range [][]string{x.Argv, x.Env} {
 		for _, s := range ss {
 			if strings.IndexByte(s, 0) >= 0 {
-				return nil, fmt.Errorf("the command line or environment holds a NUL byte: %q", s)
+				return nil, nil, fmt.Errorf("the command line or environment holds a NUL byte: %q", s)
 			}
 		}
 	}
 	host, err := hostFacts()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cands := candidates(x.Argv[0], x.Env)
 	rs := landlock.Compile(x.Landlock, host.abi)
-	a := newArena(arenaSize(spec, steps, rs, cands, len(host.filter)))
+	a, err := newArena(arenaSize(spec, steps, rs, cands, len(host.filter)))
+	if err != nil {
+		return nil, nil, err
+	}
 	p := take[program](a)
-	p.arena = a.buf
 	p.one, p.slave = 1, -1
 	for i, fd := range fds {
 		p.fds[i] = int32(fd)
 	}
 	if err := unix.Getrlimit(unix.RLIMIT_CORE, &p.coreOn); err != nil {
-		return nil, os.NewSyscallError("getrlimit", err)
+		a.free()
+		return nil, nil, os.NewSyscallError("getrlimit", err)
 	}
 	p.coreOff = unix.Rlimit{Cur: 0, Max: p.coreOn.Max}
 	p.args, p.argsLen = argvOnce()
@@ -220,7 +217,8 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 		for i, l := range Listeners {
 			ap, err := netip.ParseAddrPort(l.Addr)
 			if err != nil || !ap.Addr().Is4() {
-				return nil, fmt.Errorf("listen address %q is not an IPv4 ip:port", l.Addr)
+				a.free()
+				return nil, nil, fmt.Errorf("listen address %q is not an IPv4 ip:port", l.Addr)
 			}
 			rl := &p.listeners[i]
 			rl.typ, rl.stream = unix.SOCK_STREAM, true
@@ -289,27 +287,43 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, error) {
 	}
 	stack := takeSlice[byte](a, initStack)
 	p.stack = uintptr(unsafe.Pointer(&stack[len(stack)-16])) &^ 15
-	return p, nil
+	return p, a, nil
 }
 
 // initStack is the size of init's own stack (amd64), in the arena; init
 // and the command's vforked child need well under 4 KiB of it.
 const initStack = 16 << 10
 
-// arena is one block of Go memory that holds a program and everything it
-// points to, so that init can drop every other page of the supervisor's
-// it got with the clone (see program.zap). It is a []byte, which the
-// garbage collector does not scan: pointers in it must point into it, and
-// the program's pointer to it keeps it alive.
+// arena is one private mapping that holds a program and everything it
+// points to, so that init can be cloned without the rest of the
+// supervisor's memory (see startInit). It is not Go memory: pointers in it
+// point into it only, and it is unmapped once init is gone.
 type arena struct {
 	buf []byte
 	off uintptr
 }
 
-func newArena(size int) *arena {
-	// Whole pages: a large object has its pages to itself.
+func newArena(size int) (*arena, error) {
 	size = (size + 4095) &^ 4095
-	return &arena{buf: make([]byte, size)}
+	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("mapping init's memory: %w", os.NewSyscallError("mmap", err))
+	}
+	return &arena{buf: b}, nil
+}
+
+// free unmaps the arena; init must be gone.
+func (a *arena) free() {
+	if a != nil && a.buf != nil {
+		unix.Munmap(a.buf)
+		a.buf = nil
+	}
+}
+
+// bounds are the arena's first and last address.
+func (a *arena) bounds() (uintptr, uintptr) {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(a.buf)))
+	return lo, lo + uintptr(len(a.buf))
 }
 
 // arenaSize is an upper bound for a program's arena.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -33,6 +32,7 @@ type Sandbox struct {
 	spec  Spec
 	steps []mount.Step
 	prog  *program
+	arena *arena
 	sync  *os.File
 	msg   chan *StepError
 	quiet bool // init said "quiet", with the command's exit status:
@@ -86,7 +86,7 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 		s.sync.Close()
 		return nil, os.NewSyscallError("fcntl", err)
 	}
-	if s.prog, err = build(spec, steps, moved); err != nil {
+	if s.prog, s.arena, err = build(spec, steps, moved); err != nil {
 		s.sync.Close()
 		return nil, err
 	}
@@ -94,10 +94,10 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 	// being built reaches init, which drops it, rather than killing us and
 	// leaving placeholders behind.
 	forwardSignals()
-	pid, errno := startInit(s.prog, cloneFlags)
-	runtime.KeepAlive(s.prog)
+	pid, errno := startInit(s.prog, s.arena, cloneFlags)
 	if errno != 0 {
 		s.sync.Close()
+		s.arena.free()
 		err := os.NewSyscallError("clone", errno)
 		switch errno {
 		case unix.EPERM, unix.EINVAL, unix.ENOSPC, unix.EACCES, unix.EUSERS:
@@ -110,6 +110,7 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 		var ws unix.WaitStatus
 		unix.Wait4(pid, &ws, 0, nil)
 		s.sync.Close()
+		s.arena.free()
 		return nil, err
 	}
 	forwardTo.Store(s.proc)
@@ -313,10 +314,14 @@ func (s *Sandbox) Wait() (int, error) {
 		// Every other process of the sandbox is gone and init only exits
 		// now; the kernel's teardown of its namespaces (a few hundred
 		// microseconds to several milliseconds) need not hold us up.
-		go s.proc.Wait()
+		go func() {
+			s.proc.Wait()
+			s.arena.free()
+		}()
 		return s.code, nil
 	}
 	st, werr := s.proc.Wait()
+	s.arena.free()
 	if e != nil {
 		return e.Code, e
 	}
