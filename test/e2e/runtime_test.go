@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -223,4 +224,78 @@ func TestLimits(t *testing.T) {
 	if failed == 0 || ok >= 20 {
 		t.Errorf("under --pids 20: %d forks succeeded, %d failed; want some refused\n%s", ok, failed, r.stderr)
 	}
+}
+
+// TestROFile: --ro takes a file as well as a directory: it reads inside,
+// and only reads. (Landlock refuses directory rights on a file; the rule
+// keeps the rights a file can have.)
+func TestROFile(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	f := filepath.Join(filepath.Dir(e.home), "notes.txt")
+	if err := os.WriteFile(f, []byte("read me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("", nil, "run", "--ro", f, "--", "sh", "-c", "cat "+f+"; echo x >> "+f+" || echo denied")
+	if r.code != 0 || r.stdout != "read me\ndenied\n" {
+		t.Fatalf("status %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "read me\n" {
+		t.Errorf("the file was written: %q", b)
+	}
+}
+
+// TestInitHoldsNoSecrets: the sandbox's init is a fork of the supervisor,
+// but it keeps neither the supervisor's environment nor its command line:
+// a key in stockade's environment is not in init's memory, and ps shows
+// stockade-init.
+func TestInitHoldsNoSecrets(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	const secret = "sk-ant-not-for-init-0123456789"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--log-level", "error", "--", "sh", "-c", "echo up; read x")
+	cmd.Dir = e.workdir
+	cmd.Env = append(append([]string{}, e.vars...), "ANTHROPIC_API_KEY="+secret)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "up\n" {
+		t.Fatalf("the command did not start: %q %v", line, err)
+	}
+	init := childOf(cmd.Process.Pid)
+	if init == "" {
+		t.Fatal("the supervisor has no child")
+	}
+	if b, err := os.ReadFile("/proc/" + init + "/cmdline"); err != nil || strings.TrimRight(string(b), "\x00") != "stockade-init" {
+		t.Errorf("init's command line = %q, %v; want stockade-init", b, err)
+	}
+	// Init is not dumpable: only root can read its environment, and then
+	// the key must not be there.
+	if b, err := os.ReadFile("/proc/" + init + "/environ"); err == nil && strings.Contains(string(b), secret) {
+		t.Errorf("init's environment holds the supervisor's key")
+	} else if err != nil && os.Getuid() == 0 {
+		t.Errorf("reading init's environment as root: %v", err)
+	}
+}
+
+// childOf is the pid of a child process of pid, or "".
+func childOf(pid int) string {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		i := strings.LastIndexByte(string(b), ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		// After the comm: state, ppid, ...
+		if fs := strings.Fields(string(b[i+1:])); len(fs) > 1 && fs[1] == fmt.Sprint(pid) {
+			return filepath.Base(filepath.Dir(f))
+		}
+	}
+	return ""
 }
