@@ -4,8 +4,7 @@ package sandbox
 
 import (
 	"syscall"
-	"unsafe"
-	_ "unsafe" // go:linkname
+	"unsafe" // and for go:linkname
 
 	"golang.org/x/sys/unix"
 
@@ -15,14 +14,15 @@ import (
 )
 
 // Init is a fork of the supervisor, not a new process image: the clone
-// returns in the child on a copy of the supervisor's memory with one thread,
-// and that thread must never enter the Go runtime again (no allocation, no
-// stack growth, no scheduler, no write barrier). Everything below runs as
-// //go:nosplit functions that read the program the supervisor prepared and
+// returns in the child with one thread and the program the supervisor
+// prepared (on amd64 with little else of the supervisor's memory: see
+// init_linux_amd64.go), and that thread must never enter the Go runtime
+// again (no allocation, no stack growth, no scheduler, no write barrier).
+// Everything below runs as //go:nosplit functions that read the program and
 // make raw system calls, the way syscall.forkAndExecInChild does between
-// fork and exec; runtime_BeforeFork spoils the stack guard, so a mistake
-// here crashes init at once instead of corrupting it. The payoff is that a
-// sandbox costs one Go process start, not two.
+// fork and exec; a call into anything else finds no usable g and crashes
+// init at once instead of corrupting it. The payoff is that a sandbox costs
+// one Go process start, not two.
 //
 // Init starts with every signal blocked (runtime_BeforeFork blocks them
 // around the clone) and keeps them blocked: it takes the ones it forwards,
