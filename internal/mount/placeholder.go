@@ -28,27 +28,14 @@ type Placeholder struct {
 	Borrowed bool `json:"borrowed,omitempty"`
 }
 
-// CreatePlaceholders creates a placeholder for every protected pattern that
-// names a missing path whose parent directory exists under a writable root:
-// an empty directory for a directory pattern (".vscode/"), a read-only file
-// for a file pattern ("CLAUDE.md"; "{}" for a .json file, so that the tools
-// which read it still parse it). Paths below a missing directory get none:
-// creating .git/ in a directory that is not a repository would break
-// `git init`; those are reported after the run instead (see Missing). On
-// error, the placeholders made so far are removed again.
-func CreatePlaceholders(cfg Config) ([]Placeholder, error) {
-	return Create(Planned(cfg), Stash{})
-}
-
-// Planned lists the placeholders CreatePlaceholders would make for cfg,
-// without making them: Path and Dir only.
-func Planned(cfg Config) []Placeholder {
-	planned, _ := Split(Missing(cfg))
-	return planned
-}
-
 // Split sorts missing protected paths into those that get a placeholder
-// and those that cannot (below a missing directory; see Missing).
+// and those that cannot. A missing path whose parent directory exists under
+// a writable root gets one: an empty directory for a directory pattern
+// (".vscode/"), an empty file for a file pattern ("CLAUDE.md"; "{}" for a
+// .json file, so that the tools which read it still parse it). Paths below
+// a missing directory get none: creating .git/ in a directory that is not a
+// repository would break `git init`; those are reported after the run
+// instead (see Missing).
 func Split(missing []MissingPath) (planned []Placeholder, without []MissingPath) {
 	for _, p := range missing {
 		if realDirUnder(filepath.Dir(p.Path), p.Root) {
@@ -60,7 +47,7 @@ func Split(missing []MissingPath) (planned []Placeholder, without []MissingPath)
 	return planned, without
 }
 
-// Create makes the planned placeholders (see Planned), taking them from
+// Create makes the planned placeholders (see Split), taking them from
 // stash when it has them. One that another sandbox of this project made a
 // moment earlier is shared (Borrowed). On error, the placeholders made so
 // far are removed again.

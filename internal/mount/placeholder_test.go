@@ -11,7 +11,7 @@ import (
 func TestPlaceholders(t *testing.T) {
 	wd := tree(t, ".git/config", ".claude/settings.json")
 	cfg := Config{Workdir: wd, Protect: []string{".git/hooks/", ".vscode/", "CLAUDE.md", ".mcp.json", ".cursor/rules/", ".claude/", ".env.*"}}
-	ps, err := CreatePlaceholders(cfg)
+	ps, err := createPlaceholders(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +61,9 @@ func TestSweep(t *testing.T) {
 	wd := tree(t, "src/")
 	rs := Records{Dir: t.TempDir()}
 	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/"}}
-	ps, err := CreatePlaceholders(cfg)
+	ps, err := createPlaceholders(cfg)
 	if err != nil || len(ps) != 2 {
-		t.Fatalf("CreatePlaceholders = %v, %v", ps, err)
+		t.Fatalf("createPlaceholders = %v, %v", ps, err)
 	}
 	if _, err := rs.Save("abc123", ps); err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestSharedPlaceholders(t *testing.T) {
 	wd := tree(t, "src/")
 	rs := Records{Dir: t.TempDir()}
 	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}
-	first, err := CreatePlaceholders(cfg)
+	first, err := createPlaceholders(cfg)
 	if err != nil || len(first) != 1 || first[0].Borrowed {
 		t.Fatalf("first: %+v %v", first, err)
 	}
@@ -126,18 +126,18 @@ func TestSharedPlaceholders(t *testing.T) {
 func TestPlanBeforePlaceholders(t *testing.T) {
 	wd := tree(t, ".git/config", ".claude/settings.json", ".env.local")
 	cfg := Config{Workdir: wd, Protect: []string{".git/hooks/", ".vscode/", "CLAUDE.md", ".mcp.json", ".claude/", ".c*"}, Mask: []string{".env.*", "CLAUDE*"}}
-	planned := Planned(cfg)
-	if len(planned) != 4 {
-		t.Fatalf("Planned = %+v, want .git/hooks, .vscode, CLAUDE.md and .mcp.json", planned)
+	want := planned(cfg)
+	if len(want) != 4 {
+		t.Fatalf("planned = %+v, want .git/hooks, .vscode, CLAUDE.md and .mcp.json", want)
 	}
-	before, err := Build(cfg, WithPlaceholders(OS{}, planned))
+	before, err := Build(cfg, WithPlaceholders(OS{}, want))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(wd, ".vscode")); err == nil {
 		t.Fatal("planning created a placeholder")
 	}
-	made, err := Create(planned, Stash{})
+	made, err := Create(want, Stash{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestStash(t *testing.T) {
 	wd := tree(t, ".git/config")
 	stash := Stash{Dir: filepath.Join(t.TempDir(), "stash")}
 	cfg := Config{Workdir: wd, Protect: []string{".vscode/", "CLAUDE.md", ".mcp.json"}}
-	first, err := Create(Planned(cfg), stash)
+	first, err := Create(planned(cfg), stash)
 	if err != nil || len(first) != 3 {
 		t.Fatalf("Create = %+v, %v", first, err)
 	}
@@ -173,7 +173,7 @@ func TestStash(t *testing.T) {
 			t.Errorf("%s is still there", ph.Path)
 		}
 	}
-	second, err := Create(Planned(cfg), stash)
+	second, err := Create(planned(cfg), stash)
 	if err != nil || len(second) != 3 {
 		t.Fatalf("Create again = %+v, %v", second, err)
 	}
@@ -196,11 +196,22 @@ func TestStash(t *testing.T) {
 	// A .vscode made meanwhile by someone else is shared, not replaced.
 	os.Mkdir(filepath.Join(wd, ".vscode"), 0o755)
 	os.WriteFile(filepath.Join(wd, ".vscode", "settings.json"), []byte("{}"), 0o644)
-	third, err := Create(Planned(Config{Workdir: wd, Protect: []string{".mcp.json"}}), stash)
+	third, err := Create(planned(Config{Workdir: wd, Protect: []string{".mcp.json"}}), stash)
 	if err != nil || len(third) != 1 || third[0].Borrowed {
 		t.Fatalf("Create .mcp.json = %+v, %v", third, err)
 	}
 	if _, err := os.Stat(filepath.Join(wd, ".vscode", "settings.json")); err != nil {
 		t.Errorf("the user's .vscode was touched: %v", err)
 	}
+}
+
+// planned is what gets a placeholder for cfg (Split of Missing).
+func planned(cfg Config) []Placeholder {
+	p, _ := Split(Missing(cfg))
+	return p
+}
+
+// createPlaceholders makes the placeholders of cfg, with no stash.
+func createPlaceholders(cfg Config) ([]Placeholder, error) {
+	return Create(planned(cfg), Stash{})
 }
