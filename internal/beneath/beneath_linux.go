@@ -126,6 +126,17 @@ func (r *Root) parent(rel string) (int, string, error) {
 	return fd, name, nil
 }
 
+// OpenParent opens the directory that holds rel, as a Root, and returns it
+// with rel's last component, for the *at system calls of package unix on
+// its Fd.
+func (r *Root) OpenParent(rel string) (*Root, string, error) {
+	fd, name, err := r.parent(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	return &Root{fd: fd, path: r.Join(path.Dir(clean(rel)))}, name, nil
+}
+
 // Lstat describes rel itself: a symlink as a symlink. No component before
 // the last is followed.
 func (r *Root) Lstat(rel string) (unix.Stat_t, error) {

@@ -109,12 +109,11 @@ func Run(j Job, h Hooks) (int, error) {
 			return err
 		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
-		BeforeMounts:  pr.ready,
-		BeforeCommand: pr.recorded,
-		OnStart:       h.OnStart,
-		OnPTY:         h.OnPTY,
-		OnCommand:     h.OnCommand,
-		OnQuiet:       pr.removeSoon,
+		BeforeMounts: pr.ready,
+		OnStart:      h.OnStart,
+		OnPTY:        h.OnPTY,
+		OnCommand:    h.OnCommand,
+		OnQuiet:      pr.removeSoon,
 	})
 	if h.OnStarted != nil {
 		h.OnStarted()
@@ -141,19 +140,17 @@ func Run(j Job, h Hooks) (int, error) {
 
 // prepared is what Run makes on the host before init starts: the plan, and
 // the placeholders that protect missing paths, which are made while init
-// starts (init mounts nothing before they exist; see ready).
+// starts (init mounts nothing before they exist and are recorded; see
+// ready).
 type prepared struct {
 	spec         sandbox.Spec
 	err          error
 	snap         *tripwire.Snapshot
 	restored     func([]tripwire.Change, error)
-	made, saved  chan error // the placeholders exist; and are recorded
+	made         chan error // the placeholders exist and are recorded
 	madeOnce     sync.Once
 	madeErr      error
-	savedOnce    sync.Once
-	savedErr     error
 	placeholders []mount.Placeholder
-	missing      []mount.MissingPath
 	release      func() error
 	warn         func(string, ...any)
 	removed      chan error
@@ -162,42 +159,55 @@ type prepared struct {
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1), saved: make(chan error, 1)}
+	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1)}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
 	if err := records.Sweep(); err != nil {
 		h.Warn("%v", err)
 	}
-	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
-	planned, missing := mount.Split(mount.Missing(mcfg))
-	pr.missing = missing
-	create := func() error {
-		ps, err := mount.Create(planned, records.Stash())
-		pr.placeholders = ps
+	cfg := sandbox.Config{
+		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
+		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
+		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
+		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
+	}
+	sc := mount.ScanTrees(cfg.MountConfig(), mount.OS{})
+	if sc.Err != nil {
+		pr.made <- nil
+		pr.err = fmt.Errorf("planning the filesystem view: %w", sc.Err)
+		return pr
+	}
+	if len(sc.Links) > 0 {
+		pr.made <- nil
+		pr.err = fmt.Errorf("planning the filesystem view: %w", &mount.LinkError{Paths: sc.Links})
+		return pr
+	}
+	planned := mount.Split(sc.Missing)
+	// A placeholder another live sandbox of this project made is found
+	// as an existing path: it is borrowed, so that its owner hands it
+	// over instead of removing it from under this sandbox.
+	if live := records.Live(); len(live) > 0 {
+		for _, f := range append(sc.Protect, sc.Mask...) {
+			if ph, ok := live[f.Path]; ok {
+				planned = append(planned, mount.Placeholder{Path: ph.Path, Root: ph.Root, Dir: ph.Dir})
+			}
+		}
+	}
+	claim := func() error {
+		ps, release, err := records.Claim(j.ID, planned)
+		if err == nil {
+			pr.placeholders, pr.release = ps, release
+		}
 		return err
 	}
-	save := func() error {
-		release, err := records.Save(j.ID, pr.placeholders)
-		if err != nil {
-			mount.RemovePlaceholders(pr.placeholders, records.Stash())
-			return err
-		}
-		pr.release = release
-		return nil
-	}
-	host := mount.Host(mount.OS{})
 	if h.Snapshot {
 		// The snapshot covers the placeholders, so they come first.
-		if pr.err = create(); pr.err == nil {
-			pr.err = save()
-		}
+		pr.err = claim()
 		pr.made <- nil
-		pr.saved <- nil
 		if pr.err != nil {
 			return pr
 		}
-		mcfg.Mask, mcfg.RO = p.Mask, p.RO
-		snap, err := tripwire.Take(mount.Watched(mcfg))
+		snap, err := tripwire.Take(sc.Watched())
 		switch {
 		case err != nil && h.OnTamper != nil:
 			pr.err = fmt.Errorf("taking the tripwire snapshot: %w", err)
@@ -208,38 +218,20 @@ func prepare(j Job, h Hooks) *prepared {
 		pr.snap = snap
 	} else {
 		// Plan as if they existed, and make them meanwhile.
-		host = mount.WithPlaceholders(host, planned)
-		go func() {
-			err := create()
-			pr.made <- err
-			if err == nil {
-				err = save()
-			}
-			pr.saved <- err
-		}()
+		go func() { pr.made <- claim() }()
 	}
-	pr.spec, pr.err = sandbox.NewSpec(sandbox.Config{
-		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
-		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
-		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
-		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect,
-	}, host)
+	held := sc.Hold()
+	cfg.Scan = &held
+	pr.spec, pr.err = sandbox.NewSpec(cfg, mount.OS{})
 	return pr
 }
 
-// ready waits until the placeholders exist (or could not be made): init
-// may mount then.
+// ready waits until the placeholders exist and are recorded (or could not
+// be made): init may mount then, and a stockade killed from then on has
+// them removed by the next one.
 func (pr *prepared) ready() error {
 	pr.madeOnce.Do(func() { pr.madeErr = <-pr.made })
 	return pr.madeErr
-}
-
-// recorded waits until the placeholders are also recorded, so that a
-// stockade killed from now on has them removed by the next one: the
-// command may start then.
-func (pr *prepared) recorded() error {
-	pr.savedOnce.Do(func() { pr.savedErr = <-pr.saved })
-	return pr.savedErr
 }
 
 // removeSoon restores the snapshot, then removes the placeholders. It is
@@ -248,7 +240,7 @@ func (pr *prepared) recorded() error {
 func (pr *prepared) removeSoon() {
 	pr.once.Do(func() {
 		go func() {
-			pr.recorded()
+			pr.ready()
 			if pr.snap != nil {
 				changes, err := pr.snap.Restore()
 				if pr.restored != nil && (len(changes) > 0 || err != nil) {
@@ -260,18 +252,12 @@ func (pr *prepared) removeSoon() {
 	})
 }
 
-// cleanup removes the placeholders (if that has not started already) and
-// warns about protected paths the command created where none could be made.
-// It runs only after the sandbox is gone.
+// cleanup removes the placeholders (if that has not started already). It
+// runs only after the sandbox is gone.
 func (pr *prepared) cleanup() {
 	pr.removeSoon()
 	if err := <-pr.removed; err != nil {
 		pr.warn("%v", err)
-	}
-	for _, m := range pr.missing {
-		if _, err := os.Lstat(m.Path); err == nil {
-			pr.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)
-		}
 	}
 }
 

@@ -14,6 +14,7 @@ type Host interface {
 	Lstat(path string) (fs.FileInfo, error)
 	Stat(path string) (fs.FileInfo, error)
 	ReadDir(path string) ([]fs.DirEntry, error)
+	Readlink(path string) (string, error)
 }
 
 // OS is the real host filesystem.
@@ -22,6 +23,7 @@ type OS struct{}
 func (OS) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p) }
 func (OS) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 func (OS) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
+func (OS) Readlink(p string) (string, error)       { return os.Readlink(p) }
 
 // Config is what the planner needs from the policy. Paths are absolute and clean.
 type Config struct {
@@ -37,6 +39,11 @@ type Config struct {
 	// HomeProtect are paths relative to the sandbox HOME kept read-only
 	// inside (the agent's guide), when they exist.
 	HomeProtect []string
+	// Hold are the Mask patterns whose missing instances get a
+	// placeholder, as every protected one does: names that host tools read
+	// from a project directory (.npmrc, .envrc, .env), which the agent
+	// must not be able to plant.
+	Hold []string
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink
@@ -66,8 +73,13 @@ var ProcReadOnly = []string{"/proc/sys", "/proc/irq", "/proc/bus"}
 // Devices are the host device nodes bound into the sandbox's /dev.
 var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
-// Build makes the mount plan for cfg.
+// Build makes the mount plan for cfg, scanning the trees (ScanTrees).
 func Build(cfg Config, host Host) (Plan, error) {
+	return BuildScan(cfg, ScanTrees(cfg, host), host)
+}
+
+// BuildScan makes the mount plan for cfg from a scan of its trees.
+func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	var ms []Mount
 	add := func(m Mount) { ms = append(ms, m) }
 
@@ -86,8 +98,8 @@ func Build(cfg Config, host Host) (Plan, error) {
 			add(Mount{Kind: Bind, Source: d, Target: d, ReadOnly: true, IsDir: true, Why: "system"})
 		}
 	}
-	for _, p := range expand(host, "/", SystemMasks) {
-		ms = append(ms, maskOf(p.path, p.dir, "system secret"))
+	for _, m := range systemMasks(host) {
+		add(m)
 	}
 
 	if cfg.ResolvConf != "" {
@@ -123,60 +135,93 @@ func Build(cfg Config, host Host) (Plan, error) {
 	add(Mount{Kind: Tmpfs, Target: "/var", Data: "mode=0755", Why: "scratch"})
 	add(Mount{Kind: Dir, Target: "/var/tmp", Mode: 0o1777, Why: "scratch"})
 
-	// The user's trees.
+	// The user's trees. Everything from here on lies in (or is reached
+	// through) trees the sandbox can write, or the user named: the
+	// executor resolves each path without following a symlink.
+	if sc.Err != nil {
+		return Plan{}, sc.Err
+	}
+	t := sc.Trees
+	strict := func(m Mount) { m.Strict = true; add(m) }
 	if cfg.HomeSource != "" {
-		add(Mount{Kind: Bind, Source: cfg.HomeSource, Target: cfg.Home, IsDir: true, Why: "sandbox HOME"})
+		strict(Mount{Kind: Bind, Source: t.HomeSource, Target: cfg.Home, IsDir: true, Why: "sandbox HOME"})
 		for _, rel := range cfg.HomeProtect {
-			src := filepath.Join(cfg.HomeSource, rel)
-			if fi, err := host.Lstat(src); err == nil && fi.Mode().IsRegular() {
-				add(Mount{Kind: Bind, Source: src, Target: filepath.Join(cfg.Home, rel), ReadOnly: true, Why: "agent guide"})
+			src := filepath.Join(t.HomeSource, rel)
+			if realFile(host, t.HomeSource, src) {
+				strict(Mount{Kind: Bind, Source: src, Target: filepath.Join(cfg.Home, rel), ReadOnly: true, Why: "agent guide"})
 			}
 		}
 	}
-	for _, p := range cfg.RO {
-		add(Mount{Kind: Bind, Source: p, Target: p, ReadOnly: true, IsDir: isDir(host, p), Why: "--ro"})
+	for i, p := range cfg.RO {
+		strict(Mount{Kind: Bind, Source: t.RO[i], Target: p, ReadOnly: true, IsDir: isDir(host, t.RO[i]), Why: "--ro"})
 	}
-	for _, p := range cfg.RW {
-		add(Mount{Kind: Bind, Source: p, Target: p, IsDir: isDir(host, p), Why: "--rw"})
+	for i, p := range cfg.RW {
+		strict(Mount{Kind: Bind, Source: t.RW[i], Target: p, IsDir: isDir(host, t.RW[i]), Why: "--rw"})
 	}
-	add(Mount{Kind: Bind, Source: cfg.Workdir, Target: cfg.Workdir, IsDir: true, Why: "workdir"})
+	strict(Mount{Kind: Bind, Source: t.Workdir, Target: cfg.Workdir, IsDir: true, Why: "workdir"})
 
-	writable := append([]string{cfg.Workdir}, cfg.RW...)
+	if len(sc.Links) > 0 {
+		return Plan{}, &LinkError{Paths: sc.Links}
+	}
+	// A mask hides everything below it; a protected path there is gone
+	// from the view (and the mount would have no place to go).
+	var maskedDirs []string
 	masked := map[string]bool{}
-	for _, root := range append(writable, cfg.RO...) {
-		unmasked := map[string]bool{}
-		for _, p := range expand(host, root, cfg.Unmask) {
-			unmasked[p.path] = true
+	for _, f := range sc.Mask {
+		masked[f.Path] = true
+		if f.Dir {
+			maskedDirs = append(maskedDirs, f.Path)
 		}
-		for _, p := range expand(host, root, cfg.Mask) {
-			if !masked[p.path] && !unmasked[p.path] {
-				masked[p.path] = true
-				ms = append(ms, maskOf(p.path, p.dir, "mask"))
+	}
+	hidden := func(p string) bool {
+		for _, d := range maskedDirs {
+			if p != d && within(p, d) {
+				return true
 			}
+		}
+		return false
+	}
+	for _, f := range sc.Mask {
+		if !hidden(f.Path) {
+			strict(Mount{Kind: Empty, Target: f.Target, IsDir: f.Dir && !f.Link, Link: f.Link, Why: "mask"})
 		}
 	}
 	pinned := map[string]bool{}
-	for _, root := range writable {
-		for _, p := range expand(host, root, cfg.Protect) {
-			if masked[p.path] || pinned[p.path] {
-				continue // mask wins over protect
-			}
-			// A protected path is a mount point, so it cannot be renamed,
-			// removed or replaced; its ancestors below the root are pinned
-			// the same way (bound on themselves, still writable), so the
-			// agent cannot rename the tree around it and put its own in place.
-			for a := filepath.Dir(p.path); a != root && within(a, root); a = filepath.Dir(a) {
-				if !pinned[a] {
-					pinned[a] = true
-					ms = append(ms, Mount{Kind: Bind, Source: a, Target: a, IsDir: true, Why: "pin parent of protected path"})
-				}
-			}
-			pinned[p.path] = true
-			ms = append(ms, Mount{Kind: Bind, Source: p.path, Target: p.path, ReadOnly: true, IsDir: p.dir, Why: "protect"})
+	for _, f := range sc.Protect {
+		if masked[f.Path] || pinned[f.Path] || hidden(f.Path) {
+			continue // mask wins over protect
 		}
+		// A protected path is a mount point, so it cannot be renamed,
+		// removed or replaced; its ancestors below the root are pinned
+		// the same way (bound on themselves, still writable), so the
+		// agent cannot rename the tree around it and put its own in place.
+		for a, at := filepath.Dir(f.Path), filepath.Dir(f.Target); a != f.Root && within(a, f.Root); a, at = filepath.Dir(a), filepath.Dir(at) {
+			if !pinned[a] {
+				pinned[a] = true
+				strict(Mount{Kind: Bind, Source: a, Target: at, IsDir: true, Why: "pin parent of protected path"})
+			}
+		}
+		pinned[f.Path] = true
+		why := "protect"
+		if f.Link {
+			why = "protect symlink"
+		}
+		strict(Mount{Kind: Bind, Source: f.Path, Target: f.Target, ReadOnly: true, IsDir: f.Dir, Link: f.Link, Why: why})
 	}
 	sortMounts(ms)
 	return Plan{Mounts: ms}, nil
+}
+
+// realFile reports whether p, below root, is a regular file reached
+// without a symlink.
+func realFile(host Host, root, p string) bool {
+	for d := p; within(d, root) && d != root; d = filepath.Dir(d) {
+		fi, err := host.Lstat(d)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || (d == p && !fi.Mode().IsRegular()) {
+			return false
+		}
+	}
+	return true
 }
 
 // resolveBound follows symlinks at p, for at most 8 links, as they will
@@ -210,60 +255,33 @@ func resolveBound(host Host, p string, ms []Mount) string {
 	return p
 }
 
-func maskOf(p string, dir bool, why string) Mount {
-	return Mount{Kind: Empty, Target: p, IsDir: dir, Why: why}
-}
-
-func isDir(host Host, p string) bool {
-	fi, err := host.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
-type found struct {
-	path string
-	dir  bool
-}
-
-// expand resolves patterns against root: "name", "sub/name", "name.*" (a glob
-// in the last element) or an absolute path. Only paths that exist are
-// returned, and never a symlink: a symlink planted by the agent must not turn
-// a mask or a protection into a bind of some other file.
-func expand(host Host, root string, patterns []string) []found {
-	var out []found
-	for _, pat := range patterns {
-		pat = strings.TrimSuffix(pat, "/")
-		full := pat
-		if !filepath.IsAbs(pat) {
-			full = filepath.Join(root, pat)
-		}
-		// Policy refuses ".." in patterns; this holds even if it did not.
-		if !within(full, root) {
-			continue
-		}
-		dir, base := filepath.Split(full)
-		dir = filepath.Clean(dir)
-		var names []string
-		if strings.ContainsAny(base, "*?[") {
-			ents, err := host.ReadDir(dir)
-			if err != nil {
-				continue
-			}
+// systemMasks are the SystemMasks that exist. The system trees are the
+// host's, not the sandbox's: their paths are taken as they are.
+func systemMasks(host Host) []Mount {
+	var out []Mount
+	for _, pat := range SystemMasks {
+		dir, base := filepath.Split(pat)
+		names := []string{base}
+		if isGlob(base) {
+			names = nil
+			ents, _ := host.ReadDir(dir)
 			for _, e := range ents {
 				if ok, _ := filepath.Match(base, e.Name()); ok {
 					names = append(names, e.Name())
 				}
 			}
-		} else {
-			names = []string{base}
 		}
 		for _, n := range names {
 			p := filepath.Join(dir, n)
-			fi, err := host.Lstat(p)
-			if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
-				continue
+			if fi, err := host.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+				out = append(out, Mount{Kind: Empty, Target: p, IsDir: fi.IsDir(), Why: "system secret"})
 			}
-			out = append(out, found{path: p, dir: fi.IsDir()})
 		}
 	}
 	return out
+}
+
+func isDir(host Host, p string) bool {
+	fi, err := host.Stat(p)
+	return err == nil && fi.IsDir()
 }

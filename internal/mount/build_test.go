@@ -59,8 +59,8 @@ func TestBuildWorkdir(t *testing.T) {
 		{wd + "/.env.local", Empty, false, "mask"},
 		{wd + "/.env.example", "", false, ""}, // unmasked
 		{wd + "/.npmrc", Empty, false, "mask"},
-		{wd + "/.netrc", "", false, ""},       // a symlink is never followed
-		{wd + "/secrets/.aws", "", false, ""}, // patterns are anchored at the root
+		{wd + "/.netrc", Empty, false, "mask"},       // a symlink is masked itself
+		{wd + "/secrets/.aws", Empty, false, "mask"}, // patterns apply at every depth
 		{wd + "/.git/hooks", Bind, true, "protect"},
 		{wd + "/.git/config", Bind, true, "protect"},
 		{wd + "/.git", Bind, false, "pin parent of protected path"},
@@ -112,11 +112,15 @@ func TestBuildOrder(t *testing.T) {
 	}
 }
 
-func TestExpandRefusesEscapes(t *testing.T) {
+func TestScanRefusesEscapes(t *testing.T) {
 	wd := tree(t, "a/.env")
 	outside := tree(t, ".env")
-	got := expand(OS{}, wd, []string{outside + "/.env", "a/.env", "../.env", "a/../../.env"})
-	if len(got) != 1 || got[0].path != wd+"/a/.env" {
-		t.Errorf("expand = %+v, want only %s/a/.env", got, wd)
+	sc := ScanTrees(Config{Workdir: wd, Mask: []string{outside + "/.env", "../.env", "a/../../.env"}}, OS{})
+	if len(sc.Mask) != 0 {
+		t.Errorf("masks = %+v, want none", sc.Mask)
+	}
+	sc = ScanTrees(Config{Workdir: wd, Mask: []string{"a/.env"}}, OS{})
+	if len(sc.Mask) != 1 || sc.Mask[0].Path != wd+"/a/.env" {
+		t.Errorf("masks = %+v, want only %s/a/.env", sc.Mask, wd)
 	}
 }

@@ -9,9 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"syscall"
-	"time"
 )
 
 // Placeholder is an empty file or directory created on the host so that a
@@ -21,6 +18,10 @@ import (
 // sandbox has put content in it meanwhile.
 type Placeholder struct {
 	Path string `json:"path"`
+	// Root is the tree the placeholder lies in (the workdir, a --rw
+	// tree): every operation on it is resolved below Root without
+	// following a symlink.
+	Root string `json:"root"`
 	Dir  bool   `json:"dir"`
 	Ino  uint64 `json:"ino"`
 	// Borrowed: another sandbox of the same project made it a moment
@@ -28,23 +29,20 @@ type Placeholder struct {
 	Borrowed bool `json:"borrowed,omitempty"`
 }
 
-// Split sorts missing protected paths into those that get a placeholder
-// and those that cannot. A missing path whose parent directory exists under
-// a writable root gets one: an empty directory for a directory pattern
-// (".vscode/"), an empty file for a file pattern ("CLAUDE.md"; "{}" for a
-// .json file, so that the tools which read it still parse it). Paths below
-// a missing directory get none: creating .git/ in a directory that is not a
-// repository would break `git init`; those are reported after the run
-// instead (see Missing).
-func Split(missing []MissingPath) (planned []Placeholder, without []MissingPath) {
+// Split turns the missing paths of a scan into the placeholders to make:
+// an empty directory for a directory pattern (".vscode/"), an empty file
+// for a file pattern ("CLAUDE.md"; "{}" for a .json file, so that the tools
+// which read it still parse it). The scan lists only paths whose parent is
+// a real directory in a tree the sandbox can write; paths below a missing
+// directory get none (creating .git/ in a directory that is not a
+// repository would break `git init`): what the command creates there is
+// checked at exit instead.
+func Split(missing []MissingPath) []Placeholder {
+	var out []Placeholder
 	for _, p := range missing {
-		if realDirUnder(filepath.Dir(p.Path), p.Root) {
-			planned = append(planned, Placeholder{Path: p.Path, Dir: strings.HasSuffix(p.Pattern, "/")})
-		} else {
-			without = append(without, p)
-		}
+		out = append(out, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir})
 	}
-	return planned, without
+	return out
 }
 
 // Create makes the planned placeholders (see Split), taking them from
@@ -57,12 +55,12 @@ func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 	for _, p := range planned {
 		ph, err := stash.take(p)
 		if err != nil {
-			ph, err = createPlaceholder(p.Path, p.Dir)
+			ph, err = createPlaceholder(p)
 		}
 		if errors.Is(err, fs.ErrExist) {
 			// Another sandbox of this project was quicker: share its.
-			if fi, lerr := os.Lstat(p.Path); lerr == nil && fi.IsDir() == p.Dir {
-				made = append(made, Placeholder{Path: p.Path, Dir: p.Dir, Ino: inode(fi), Borrowed: true})
+			if st, lerr := lstatPlaceholder(p); lerr == nil && st.dir == p.Dir {
+				made = append(made, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino, Borrowed: true})
 				continue
 			}
 		}
@@ -73,170 +71,6 @@ func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 		made = append(made, ph)
 	}
 	return made, nil
-}
-
-// WithPlaceholders is host as it will be once the planned placeholders
-// exist, so that a plan can be made while they are being created.
-func WithPlaceholders(host Host, planned []Placeholder) Host {
-	if len(planned) == 0 {
-		return host
-	}
-	h := withPlaceholders{Host: host, at: map[string]Placeholder{}, in: map[string][]Placeholder{}}
-	for _, p := range planned {
-		h.at[p.Path] = p
-		h.in[filepath.Dir(p.Path)] = append(h.in[filepath.Dir(p.Path)], p)
-	}
-	return h
-}
-
-type withPlaceholders struct {
-	Host
-	at map[string]Placeholder
-	in map[string][]Placeholder
-}
-
-func (h withPlaceholders) Lstat(p string) (fs.FileInfo, error) {
-	if ph, ok := h.at[p]; ok {
-		if fi, err := h.Host.Lstat(p); err == nil {
-			return fi, nil // it exists already: as it is
-		}
-		return placeholderInfo(ph), nil
-	}
-	return h.Host.Lstat(p)
-}
-
-func (h withPlaceholders) Stat(p string) (fs.FileInfo, error) {
-	if ph, ok := h.at[p]; ok {
-		if fi, err := h.Host.Stat(p); err == nil {
-			return fi, nil
-		}
-		return placeholderInfo(ph), nil
-	}
-	return h.Host.Stat(p)
-}
-
-func (h withPlaceholders) ReadDir(dir string) ([]fs.DirEntry, error) {
-	ents, err := h.Host.ReadDir(dir)
-	if err != nil || len(h.in[dir]) == 0 {
-		return ents, err
-	}
-	have := map[string]bool{}
-	for _, e := range ents {
-		have[e.Name()] = true
-	}
-	for _, p := range h.in[dir] {
-		if !have[filepath.Base(p.Path)] {
-			ents = append(ents, fs.FileInfoToDirEntry(placeholderInfo(p)))
-		}
-	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return ents, nil
-}
-
-// placeholderInfo describes a placeholder that is yet to be made.
-type placeholderInfo Placeholder
-
-func (p placeholderInfo) Name() string { return filepath.Base(p.Path) }
-func (p placeholderInfo) Size() int64  { return 0 }
-func (p placeholderInfo) Mode() fs.FileMode {
-	if p.Dir {
-		return fs.ModeDir | 0o755
-	}
-	return 0o644
-}
-func (p placeholderInfo) ModTime() time.Time { return time.Time{} }
-func (p placeholderInfo) IsDir() bool        { return p.Dir }
-func (p placeholderInfo) Sys() any           { return nil }
-
-// MissingPath is a protected path that does not exist.
-type MissingPath struct {
-	Root, Pattern, Path string
-}
-
-// Missing lists the protected paths (non-glob patterns) that do not exist
-// under the writable roots. Whatever of them exists after a run was created
-// by the command, unprotected, and is worth a warning.
-func Missing(cfg Config) []MissingPath {
-	var out []MissingPath
-	for _, root := range append([]string{cfg.Workdir}, cfg.RW...) {
-		if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
-			continue
-		}
-		for _, pat := range cfg.Protect {
-			if filepath.IsAbs(pat) || strings.ContainsAny(pat, "*?[") || strings.Contains(pat, "..") {
-				continue
-			}
-			p := filepath.Join(root, strings.TrimSuffix(pat, "/"))
-			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-				out = append(out, MissingPath{Root: root, Pattern: pat, Path: p})
-			}
-		}
-	}
-	return out
-}
-
-// realDirUnder reports whether dir is a directory reached from root without
-// following a symlink.
-func realDirUnder(dir, root string) bool {
-	for d := dir; within(d, root); d = filepath.Dir(d) {
-		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-		if d == root {
-			return true
-		}
-	}
-	return false
-}
-
-func createPlaceholder(p string, dir bool) (Placeholder, error) {
-	if dir {
-		// Writable for the user outside (an editor may want it while the
-		// sandbox runs; a placeholder given content is left in place), and
-		// read-only inside, where it is a read-only bind.
-		if err := os.Mkdir(p, 0o755); err != nil {
-			return Placeholder{}, err
-		}
-	} else if filepath.Ext(p) == ".json" {
-		// Written unnamed (O_TMPFILE), then linked into place: the name
-		// never exists without its content, so a reader (another stockade
-		// loading a .stockade.json placeholder) never sees an empty file.
-		if err := createLinked(p, placeholderJSON); err != nil {
-			return Placeholder{}, err
-		}
-	} else {
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
-		if err != nil {
-			return Placeholder{}, err
-		}
-		f.Close()
-	}
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return Placeholder{}, err
-	}
-	return Placeholder{Path: p, Dir: dir, Ino: inode(fi)}, nil
-}
-
-// createRenamed is createLinked through a named temporary file.
-func createRenamed(p, content string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".stockade-placeholder-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(content)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Link(tmp.Name(), p)
-	}
-	return err
 }
 
 // Stash keeps the placeholders of earlier runs, in a directory of the
@@ -267,19 +101,6 @@ func (s Stash) prepare() {
 	}
 }
 
-// stashable reports whether a placeholder is exactly as stockade made it,
-// to be used again: no other link to it, and a .json one still "{}".
-func stashable(ph Placeholder, fi fs.FileInfo) bool {
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || (!ph.Dir && st.Nlink != 1) {
-		return false
-	}
-	if want := placeholderContent(ph.Path); want != "" {
-		b, err := os.ReadFile(ph.Path)
-		return err == nil && string(b) == want
-	}
-	return true
-}
-
 // placeholderContent is what a placeholder at p holds.
 func placeholderContent(p string) string {
 	if filepath.Ext(p) == ".json" {
@@ -291,11 +112,13 @@ func placeholderContent(p string) string {
 // placeholderJSON is the content of a .json placeholder: valid, and empty.
 const placeholderJSON = "{}\n"
 
-func inode(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
+// placeholderStat is what the checks need of a placeholder on disk.
+type placeholderStat struct {
+	ino   uint64
+	dir   bool
+	size  int64
+	nlink uint64
+	link  bool
 }
 
 // RemovePlaceholders removes each placeholder that is still the empty file or
@@ -312,41 +135,25 @@ func RemovePlaceholders(ps []Placeholder, stash Stash) error {
 	return errors.Join(errs...)
 }
 
-func removePlaceholder(ph Placeholder, stash Stash) error {
-	fi, err := os.Lstat(ph.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil || inode(fi) != ph.Ino || fi.IsDir() != ph.Dir || (!ph.Dir && fi.Size() != int64(len(placeholderContent(ph.Path)))) {
-		return fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
-	}
-	if ph.Dir {
-		// One given content outside stays where it is.
-		if d, err := os.Open(ph.Path); err == nil {
-			names, _ := d.Readdirnames(1)
-			d.Close()
-			if len(names) > 0 {
-				return fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
-			}
+// Hold returns the scan as it will be once the placeholders of its missing
+// paths exist: each is protected (or masked) like a path that was there.
+func (sc Scan) Hold() Scan {
+	out := sc
+	out.Protect, out.Mask, out.Missing = slices.Clone(sc.Protect), slices.Clone(sc.Mask), nil
+	for _, m := range sc.Missing {
+		f := Found{Path: m.Path, Target: m.Target, Dir: m.Dir, Mask: m.Mask, Root: m.Root, Why: m.Pattern}
+		if m.Mask {
+			out.Mask = append(out.Mask, f)
+		} else {
+			out.Protect = append(out.Protect, f)
 		}
 	}
-	if stashable(ph, fi) && stash.put(ph) {
-		return nil
-	}
-	remove := syscall.Unlink
-	if ph.Dir {
-		remove = syscall.Rmdir // fails on a directory that is no longer empty
-	}
-	if err := remove(ph.Path); err != nil && err != syscall.ENOENT {
-		return fmt.Errorf("removing placeholder %s: %w", ph.Path, err)
-	}
-	return nil
+	return out
 }
 
-// Watched lists the host paths a tripwire watches for cfg: every protected
-// and masked path that exists under a root, and every protected path that
-// does not (its creation is a change too).
-func Watched(cfg Config) []string {
+// Watched lists the host paths a tripwire watches: every protected and
+// masked path, and every missing one (its creation is a change too).
+func (sc Scan) Watched() []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -355,18 +162,13 @@ func Watched(cfg Config) []string {
 			out = append(out, p)
 		}
 	}
-	roots := append([]string{cfg.Workdir}, cfg.RW...)
-	for _, root := range roots {
-		for _, f := range expand(OS{}, root, cfg.Protect) {
-			add(f.path)
-		}
+	for _, f := range sc.Protect {
+		add(f.Path)
 	}
-	for _, root := range append(roots, cfg.RO...) {
-		for _, f := range expand(OS{}, root, cfg.Mask) {
-			add(f.path)
-		}
+	for _, f := range sc.Mask {
+		add(f.Path)
 	}
-	for _, m := range Missing(cfg) {
+	for _, m := range append(sc.Missing, sc.Unheld...) {
 		add(m.Path)
 	}
 	return out

@@ -3,35 +3,131 @@
 package mount
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/beneath"
 )
 
-// createLinked creates p with content, atomically: an unnamed file in p's
-// directory is written and then linked at p (EEXIST when another stockade
-// was first).
-func createLinked(p, content string) error {
-	fd, err := unix.Open(filepath.Dir(p), unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
-	if err == unix.EOPNOTSUPP || err == unix.EISDIR || err == unix.EINVAL {
-		return createRenamed(p, content) // no O_TMPFILE on this filesystem
+// Placeholders lie in trees the sandbox writes, so every operation on one
+// goes through the directory that holds it, opened below its Root without
+// following a symlink (package beneath): a link planted in place of a
+// parent (".git -> ~/.aws") fails the operation instead of redirecting it.
+
+// parentOf opens the directory that holds ph.
+func parentOf(ph Placeholder) (*beneath.Root, string, error) {
+	rel, ok := strings.CutPrefix(ph.Path, strings.TrimSuffix(ph.Root, "/")+"/")
+	if ph.Root == "" || !ok {
+		return nil, "", fmt.Errorf("placeholder %s is not below its root %q", ph.Path, ph.Root)
+	}
+	root, err := beneath.OpenRoot(ph.Root)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Close()
+	return root.OpenParent(rel)
+}
+
+func lstatPlaceholder(ph Placeholder) (placeholderStat, error) {
+	dir, name, err := parentOf(ph)
+	if err != nil {
+		return placeholderStat{}, err
+	}
+	defer dir.Close()
+	return lstatAt(dir.Fd(), name, ph.Path)
+}
+
+func lstatAt(dirfd int, name, full string) (placeholderStat, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return placeholderStat{}, &fs.PathError{Op: "lstat", Path: full, Err: err}
+	}
+	return placeholderStat{ino: st.Ino, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, size: st.Size, nlink: uint64(st.Nlink),
+		link: st.Mode&unix.S_IFMT == unix.S_IFLNK}, nil
+}
+
+func createPlaceholder(p Placeholder) (Placeholder, error) {
+	dir, name, err := parentOf(p)
+	if err != nil {
+		return Placeholder{}, err
+	}
+	defer dir.Close()
+	fd := dir.Fd()
+	switch {
+	case p.Dir:
+		// Writable for the user outside (an editor may want it while the
+		// sandbox runs; a placeholder given content is left in place), and
+		// read-only inside, where it is a read-only bind.
+		err = unix.Mkdirat(fd, name, 0o755)
+	case filepath.Ext(p.Path) == ".json":
+		// Written unnamed (O_TMPFILE), then linked into place: the name
+		// never exists without its content, so a reader (another stockade
+		// loading a .stockade.json placeholder) never sees an empty file.
+		err = createLinked(fd, name, placeholderJSON)
+	default:
+		var f int
+		f, err = unix.Openat(fd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(f)
+		}
 	}
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: filepath.Dir(p), Err: err}
+		if err == unix.EEXIST {
+			err = fs.ErrExist
+		}
+		return Placeholder{}, &fs.PathError{Op: "create", Path: p.Path, Err: err}
+	}
+	st, err := lstatAt(fd, name, p.Path)
+	if err != nil {
+		return Placeholder{}, err
+	}
+	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino}, nil
+}
+
+// createLinked creates name in dirfd with content, atomically: an unnamed
+// file in the directory is written and then linked at name (EEXIST when
+// another stockade was first).
+func createLinked(dirfd int, name, content string) error {
+	fd, err := unix.Openat(dirfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err == unix.EOPNOTSUPP || err == unix.EISDIR || err == unix.EINVAL {
+		return createRenamed(dirfd, name, content) // no O_TMPFILE on this filesystem
+	}
+	if err != nil {
+		return err
 	}
 	defer unix.Close(fd)
 	if _, err := unix.Write(fd, []byte(content)); err != nil {
-		return &fs.PathError{Op: "write", Path: p, Err: err}
+		return err
 	}
 	if err := unix.Fchmod(fd, 0o644); err != nil {
-		return &fs.PathError{Op: "chmod", Path: p, Err: err}
+		return err
 	}
-	if err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW); err != nil {
-		return &fs.PathError{Op: "link", Path: p, Err: err}
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dirfd, name, unix.AT_SYMLINK_FOLLOW)
+}
+
+// createRenamed is createLinked through a named temporary file.
+func createRenamed(dirfd int, name, content string) error {
+	tmp := ".stockade-placeholder-" + strconv.Itoa(unix.Getpid()) + "-" + name
+	fd, err := unix.Openat(dirfd, tmp, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
 	}
-	return nil
+	_, err = unix.Write(fd, []byte(content))
+	if err == nil {
+		err = unix.Fchmod(fd, 0o644)
+	}
+	unix.Close(fd)
+	if err == nil {
+		err = unix.Linkat(dirfd, tmp, dirfd, name, 0)
+	}
+	unix.Unlinkat(dirfd, tmp, 0)
+	return err
 }
 
 // take moves p's placeholder from the stash into place, unless something
@@ -40,20 +136,102 @@ func (s Stash) take(p Placeholder) (Placeholder, error) {
 	if s.Dir == "" {
 		return Placeholder{}, unix.ENOENT
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, s.key(p), unix.AT_FDCWD, p.Path, unix.RENAME_NOREPLACE); err != nil {
+	dir, name, err := parentOf(p)
+	if err != nil {
+		return Placeholder{}, err
+	}
+	defer dir.Close()
+	if err := unix.Renameat2(unix.AT_FDCWD, s.key(p), dir.Fd(), name, unix.RENAME_NOREPLACE); err != nil {
 		if err == unix.EEXIST {
 			return Placeholder{}, &fs.PathError{Op: "rename", Path: p.Path, Err: fs.ErrExist}
 		}
 		return Placeholder{}, err
 	}
-	var st unix.Stat_t
-	if err := unix.Lstat(p.Path, &st); err != nil {
+	st, err := lstatAt(dir.Fd(), name, p.Path)
+	if err != nil {
 		return Placeholder{}, err
 	}
-	return Placeholder{Path: p.Path, Dir: p.Dir, Ino: st.Ino}, nil
+	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino}, nil
 }
 
-// put moves a placeholder back into the stash; false if it could not.
-func (s Stash) put(ph Placeholder) bool {
-	return s.Dir != "" && unix.Renameat2(unix.AT_FDCWD, ph.Path, unix.AT_FDCWD, s.key(ph), unix.RENAME_NOREPLACE) == nil
+func removePlaceholder(ph Placeholder, stash Stash) error {
+	dir, name, err := parentOf(ph)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // its directory is gone, and it with it
+	}
+	if err != nil {
+		return fmt.Errorf("placeholder %s: %w; left in place", ph.Path, err)
+	}
+	defer dir.Close()
+	fd := dir.Fd()
+	st, err := lstatAt(fd, name, ph.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	changed := fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
+	if err != nil || st.ino != ph.Ino || st.dir != ph.Dir || st.link || (!ph.Dir && st.size != int64(len(placeholderContent(ph.Path)))) {
+		return changed
+	}
+	if ph.Dir && !emptyDirAt(fd, name) {
+		return changed // one given content outside stays where it is
+	}
+	if (ph.Dir || st.nlink == 1) && sameContent(fd, name, ph.Path) && stash.Dir != "" &&
+		unix.Renameat2(fd, name, unix.AT_FDCWD, stash.key(ph), unix.RENAME_NOREPLACE) == nil {
+		return nil
+	}
+	flags := 0
+	if ph.Dir {
+		flags = unix.AT_REMOVEDIR // fails on a directory that is no longer empty
+	}
+	if err := unix.Unlinkat(fd, name, flags); err != nil && err != unix.ENOENT {
+		return fmt.Errorf("removing placeholder %s: %w", ph.Path, err)
+	}
+	return nil
+}
+
+// emptyDirAt reports whether name in dirfd is a directory with no entries.
+func emptyDirAt(dirfd int, name string) bool {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil {
+			return false
+		}
+		if n == 0 {
+			return true
+		}
+		for off := 0; off < n; {
+			reclen := int(buf[off+16]) | int(buf[off+17])<<8
+			nm := buf[off+19 : off+reclen]
+			if i := strings.IndexByte(string(nm), 0); i >= 0 {
+				nm = nm[:i]
+			}
+			if s := string(nm); s != "." && s != ".." {
+				return false
+			}
+			off += reclen
+		}
+	}
+}
+
+// sameContent reports whether the file name holds exactly what stockade
+// put in a placeholder at full (a directory always does).
+func sameContent(dirfd int, name, full string) bool {
+	want := placeholderContent(full)
+	if want == "" {
+		return true
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, len(want)+1)
+	n, _ := unix.Read(fd, buf)
+	return string(buf[:n]) == want
 }

@@ -2,11 +2,16 @@
 
 package mount
 
-import "io/fs"
+import "errors"
 
-// createLinked creates p with content, atomically (see the Linux version).
-func createLinked(p, content string) error { return createRenamed(p, content) }
+var errNotSupported = errors.New("placeholders need Linux")
 
-func (s Stash) take(Placeholder) (Placeholder, error) { return Placeholder{}, fs.ErrNotExist }
+func lstatPlaceholder(Placeholder) (placeholderStat, error) {
+	return placeholderStat{}, errNotSupported
+}
 
-func (s Stash) put(Placeholder) bool { return false }
+func createPlaceholder(Placeholder) (Placeholder, error) { return Placeholder{}, errNotSupported }
+
+func removePlaceholder(Placeholder, Stash) error { return errNotSupported }
+
+func (s Stash) take(Placeholder) (Placeholder, error) { return Placeholder{}, errNotSupported }

@@ -39,8 +39,8 @@ func TestPlaceholders(t *testing.T) {
 	if m, ok := find(plan, wd+"/.vscode"); !ok || !m.ReadOnly {
 		t.Errorf("placeholder .vscode not protected: %+v", m)
 	}
-	if missing := Missing(cfg); len(missing) != 1 || missing[0].Path != wd+"/.cursor/rules" {
-		t.Errorf("Missing = %+v, want only .cursor/rules (its parent is missing)", missing)
+	if missing := ScanTrees(cfg, OS{}).Missing; len(missing) != 0 {
+		t.Errorf("Missing = %+v, want none (.cursor/rules has no parent to hold it)", missing)
 	}
 	// Content added outside the sandbox is never removed.
 	os.WriteFile(filepath.Join(wd, ".vscode", "mine.json"), []byte("{}"), 0o644)
@@ -61,12 +61,9 @@ func TestSweep(t *testing.T) {
 	wd := tree(t, "src/")
 	rs := Records{Dir: t.TempDir()}
 	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/"}}
-	ps, err := createPlaceholders(cfg)
+	ps, _, err := rs.Claim("abc123", planned(cfg))
 	if err != nil || len(ps) != 2 {
-		t.Fatalf("createPlaceholders = %v, %v", ps, err)
-	}
-	if _, err := rs.Save("abc123", ps); err != nil {
-		t.Fatal(err)
+		t.Fatalf("Claim = %v, %v", ps, err)
 	}
 	if err := rs.Sweep(); err != nil {
 		t.Fatal(err)
@@ -92,36 +89,53 @@ func TestSweep(t *testing.T) {
 }
 
 // TestSharedPlaceholders: two sandboxes of one project share a placeholder;
-// the first to end hands it to the other instead of removing it.
+// whichever ends first hands it to the other instead of removing it, in
+// either order, and a sandbox whose scan found the other's placeholder as
+// an existing path borrows it too (Live).
 func TestSharedPlaceholders(t *testing.T) {
-	wd := tree(t, "src/")
-	rs := Records{Dir: t.TempDir()}
-	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}
-	first, err := createPlaceholders(cfg)
-	if err != nil || len(first) != 1 || first[0].Borrowed {
-		t.Fatalf("first: %+v %v", first, err)
-	}
-	// The second sandbox planned before the first created it.
-	second := []Placeholder{first[0]}
-	second[0].Borrowed = true
-	releaseFirst, _ := rs.Save("first1", first)
-	releaseSecond, _ := rs.Save("second", second)
-	if err := releaseFirst(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Lstat(first[0].Path); err != nil {
-		t.Fatal("the first sandbox removed a placeholder the second still uses")
-	}
-	if err := releaseSecond(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Lstat(first[0].Path); err == nil {
-		t.Error("the placeholder survived both sandboxes")
+	for _, firstEnds := range []bool{true, false} {
+		wd := tree(t, "src/")
+		rs := Records{Dir: t.TempDir()}
+		cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}
+		first, releaseFirst, err := rs.Claim("first1", planned(cfg))
+		if err != nil || len(first) != 1 || first[0].Borrowed {
+			t.Fatalf("first: %+v %v", first, err)
+		}
+		// The second sandbox scans now: CLAUDE.md exists. It must know
+		// that it is the first one's placeholder, and borrow it.
+		if len(planned(cfg)) != 0 {
+			t.Fatal("the scan still lists CLAUDE.md as missing")
+		}
+		live := rs.Live()
+		ph, ok := live[first[0].Path]
+		if !ok {
+			t.Fatalf("Live = %+v, want the first sandbox's CLAUDE.md", live)
+		}
+		second, releaseSecond, err := rs.Claim("second", []Placeholder{{Path: ph.Path, Root: ph.Root, Dir: ph.Dir}})
+		if err != nil || len(second) != 1 || !second[0].Borrowed {
+			t.Fatalf("second: %+v %v", second, err)
+		}
+		end, last := releaseFirst, releaseSecond
+		if !firstEnds {
+			end, last = releaseSecond, releaseFirst
+		}
+		if err := end(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(first[0].Path); err != nil {
+			t.Fatal("a placeholder another sandbox still uses was removed")
+		}
+		if err := last(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(first[0].Path); err == nil {
+			t.Error("the placeholder survived both sandboxes")
+		}
 	}
 }
 
 // TestPlanBeforePlaceholders: a plan made before the placeholders exist
-// (WithPlaceholders) is the plan made after they do, globs included, and a
+// (Scan.Hold) is the plan made after they do, globs included, and a
 // placeholder that already exists is taken as it is.
 func TestPlanBeforePlaceholders(t *testing.T) {
 	wd := tree(t, ".git/config", ".claude/settings.json", ".env.local")
@@ -130,7 +144,7 @@ func TestPlanBeforePlaceholders(t *testing.T) {
 	if len(want) != 4 {
 		t.Fatalf("planned = %+v, want .git/hooks, .vscode, CLAUDE.md and .mcp.json", want)
 	}
-	before, err := Build(cfg, WithPlaceholders(OS{}, want))
+	before, err := BuildScan(cfg, ScanTrees(cfg, OS{}).Hold(), OS{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +219,9 @@ func TestStash(t *testing.T) {
 	}
 }
 
-// planned is what gets a placeholder for cfg (Split of Missing).
+// planned is what gets a placeholder for cfg.
 func planned(cfg Config) []Placeholder {
-	p, _ := Split(Missing(cfg))
-	return p
+	return Split(ScanTrees(cfg, OS{}).Missing)
 }
 
 // createPlaceholders makes the placeholders of cfg, with no stash.

@@ -44,6 +44,11 @@ type Mount struct {
 	IsDir    bool   `json:"dir,omitempty"`  // Empty: mask a directory; Bind: source is a directory
 	Mode     uint32 `json:"mode,omitempty"` // Dir: permission bits
 	Why      string `json:"why,omitempty"`  // which policy rule asked for it
+	// Link: the source is a symlink, bound (or masked) itself.
+	Link bool `json:"link,omitempty"`
+	// Strict: the path lies in a tree the sandbox can write or the user
+	// named; the executor resolves it with no symlink in any component.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // Plan is the ordered list of mounts that makes the new root.
@@ -59,10 +64,13 @@ func depth(p string) int {
 	return strings.Count(filepath.Clean(p), "/")
 }
 
-// sortMounts orders the plan parent-first; ties keep insertion order, which
-// puts masks after the binds they cover.
+// sortMounts orders the plan parent-first, and by target within a depth, so
+// that the plan does not depend on the order the scan found things in;
+// mounts of one target keep their order.
 func sortMounts(ms []Mount) {
-	slices.SortStableFunc(ms, func(a, b Mount) int { return cmp.Compare(depth(a.Target), depth(b.Target)) })
+	slices.SortStableFunc(ms, func(a, b Mount) int {
+		return cmp.Or(cmp.Compare(depth(a.Target), depth(b.Target)), strings.Compare(a.Target, b.Target))
+	})
 }
 
 // within reports whether p is dir or below it.

@@ -54,22 +54,34 @@ func (rs Records) Stash() Stash {
 	return Stash{Dir: filepath.Join(rs.Dir, "stash")}
 }
 
-// Save records ps for the calling process under id and returns the
-// function that releases them at the end: each placeholder is removed, or
-// handed to a live sandbox that borrowed it.
-func (rs Records) Save(id string, ps []Placeholder) (func() error, error) {
-	if len(ps) == 0 {
-		return func() error { return nil }, nil
+// Claim makes the placeholders of planned for the calling process under
+// id and records them, in one step under the records' lock, and returns
+// them with the function that releases them at the end: each is removed,
+// or handed to a live sandbox that borrowed it.
+//
+// A planned placeholder that exists already is borrowed: another sandbox
+// of this project made it, and it was recorded under the same lock, so the
+// owner that ends first sees the borrower and hands the placeholder over
+// instead of removing it from under the borrower's read-only bind.
+func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func() error, error) {
+	none := func() error { return nil }
+	if len(planned) == 0 {
+		return nil, none, nil
 	}
 	unlock, err := rs.lock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
-	if err := rs.write(id, record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps}); err != nil {
-		return nil, err
+	ps, err := Create(planned, rs.Stash())
+	if err != nil {
+		return nil, nil, err
 	}
-	return func() error {
+	if err := rs.write(id, record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps}); err != nil {
+		rs.release(id, record{Placeholders: ps})
+		return nil, nil, err
+	}
+	return ps, func() error {
 		unlock, err := rs.lock()
 		if err != nil {
 			return err
@@ -81,6 +93,21 @@ func (rs Records) Save(id string, ps []Placeholder) (func() error, error) {
 		}
 		return rs.release(id, r)
 	}, nil
+}
+
+// Live are the placeholders that live sandboxes own, by path: a scan finds
+// them as existing paths, and a sandbox that protects the same path must
+// borrow them (Claim) rather than take them for the project's own.
+func (rs Records) Live() map[string]Placeholder {
+	out := map[string]Placeholder{}
+	for _, r := range rs.others("") {
+		for _, ph := range r.Placeholders {
+			if !ph.Borrowed {
+				out[ph.Path] = ph
+			}
+		}
+	}
+	return out
 }
 
 // Sweep releases the placeholders of every record whose process is gone.

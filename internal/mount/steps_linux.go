@@ -24,12 +24,35 @@ const (
 	CallPivot                   // pivot_root(Path, Source)
 	CallChdir                   // chdir(Path)
 	CallUmount                  // umount2(Path, MNT_DETACH)
+	// CallBindAt binds Source at Path the way a plan binds a tree the
+	// sandbox can write: Source is opened with no symlink in any
+	// component (openat2 RESOLVE_NO_SYMLINKS; a symlink as the last
+	// component is taken itself), cloned (open_tree), given Attr
+	// (mount_setattr) and moved onto Path, itself opened the same way.
+	// Flags: AT_RECURSIVE for a recursive clone. Check: see CheckSame,
+	// CheckOneLink.
+	CallBindAt
+	// CallMaskAt binds Source, a mask in the staging root, onto Path,
+	// opened with no symlink in any component.
+	CallMaskAt
+)
+
+// Checks a CallBindAt makes before it moves the mount.
+const (
+	// CheckSame: Path is Source itself, seen through an earlier bind
+	// (a protected path bound onto itself): same device and inode, or the
+	// path changed since the plan was made and the step fails (ESTALE).
+	CheckSame = 1 << iota
+	// CheckOneLink: a regular file at Source has no other name (EMLINK):
+	// another name in the workdir would be a writable way to it.
+	CheckOneLink
 )
 
 var callNames = [...]string{
 	CallMount: "mount", CallSetattr: "mount_setattr", CallMkdir: "mkdir", CallTouch: "open",
 	CallWrite: "open", CallSymlink: "symlink", CallChmod: "chmod", CallLstat: "lstat",
 	CallPivot: "pivot_root", CallChdir: "chdir", CallUmount: "umount2",
+	CallBindAt: "open_tree/move_mount", CallMaskAt: "open_tree/move_mount",
 }
 
 func (c Call) String() string { return callNames[c] }
@@ -51,6 +74,12 @@ type Step struct {
 	// point that exists needs no creating, procfs with hidepid needs no
 	// second try.
 	Skip int
+	// Strict: CallMkdir, CallTouch and CallLstat resolve the directory of
+	// Path with no symlink in any component and act on its last component
+	// there (never following it): the path lies below a tree the sandbox
+	// can write.
+	Strict bool
+	Check  uint8 // CallBindAt: CheckSame, CheckOneLink
 	// Mount is the index in Plan.Mounts this step carries out, or -1 for
 	// the steps around the plan, which What describes.
 	Mount int
@@ -102,14 +131,8 @@ func Steps(plan Plan, base string) []Step {
 	frame("making the staging root read-only", Step{Call: CallSetattr, Path: "/", Attr: sealed})
 	made := map[string]bool{"/newroot": true}
 	for i, m := range plan.Mounts {
-		sts := apply(m, i, made)
-		if m.Kind == Bind && reached(plan.Mounts[:i], m) {
-			// The target is the source itself, seen through an earlier
-			// bind: it exists unless something removed it meanwhile, and
-			// then the mount must fail, not create it on the host.
-			sts = sts[len(sts)-2:]
-		}
-		for _, st := range sts {
+		cover, coverSelf := covering(plan.Mounts[:i], m)
+		for _, st := range apply(m, i, made, cover, coverSelf) {
 			st.Mount = i
 			s = append(s, st)
 		}
@@ -135,8 +158,10 @@ const (
 func fileAt(i int) string { return fmt.Sprintf("/file-%d", i) }
 
 // apply is the steps of one mount; made holds the directories earlier steps
-// created, whose mkdir need not be tried again.
-func apply(m Mount, i int, made map[string]bool) []Step {
+// created, whose mkdir need not be tried again; cover is the target of the
+// earlier bind m's target lies below, if any, and coverSelf whether that
+// bind shows the host path at its own place (Source == Target).
+func apply(m Mount, i int, made map[string]bool, cover string, coverSelf bool) []Step {
 	dst := "/newroot" + m.Target
 	src := "/oldroot" + m.Source
 	if m.Data == "sandbox" {
@@ -148,6 +173,9 @@ func apply(m Mount, i int, made map[string]bool) []Step {
 		attr := uint64(nosuidNodev)
 		if m.ReadOnly {
 			attr |= unix.MOUNT_ATTR_RDONLY
+		}
+		if m.Strict {
+			return bindStrict(m, src, dst, attr, made, cover, coverSelf)
 		}
 		return concat(ensure(dst, m.IsDir, made),
 			Step{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND | unix.MS_REC},
@@ -189,6 +217,9 @@ func apply(m Mount, i int, made map[string]bool) []Step {
 		if m.IsDir {
 			src = emptyDir
 		}
+		if m.Strict {
+			return []Step{{Call: CallMaskAt, Source: src, Path: dst}}
+		}
 		var ok uint64
 		if m.Data == "optional" {
 			ok = okErr(unix.ENOENT)
@@ -198,18 +229,64 @@ func apply(m Mount, i int, made map[string]bool) []Step {
 	panic(fmt.Sprintf("mount: unknown kind %q in plan", m.Kind))
 }
 
-// reached reports whether m binds a host path onto itself below an earlier
-// bind of a host tree onto itself (a protected path in the workdir).
-func reached(earlier []Mount, m Mount) bool {
-	if m.Source != m.Target || m.Data == "sandbox" {
-		return false
+// bindStrict is the steps of a bind in a tree the sandbox can write or the
+// user named (Mount.Strict).
+func bindStrict(m Mount, src, dst string, attr uint64, made map[string]bool, cover string, coverSelf bool) []Step {
+	bind := Step{Call: CallBindAt, Source: src, Path: dst, Flags: unix.AT_RECURSIVE, Attr: attr}
+	switch {
+	case cover == "":
+		// In the new root's own tmpfs, which nothing else writes.
+		return concat(ensure(dst, m.IsDir, made), bind)
+	case coverSelf && m.Source == m.Target && m.Data != "sandbox":
+		// The target is the source itself, seen through an earlier bind
+		// (a protected path in the workdir): it exists unless something
+		// removed or replaced it meanwhile, and then the mount must fail,
+		// not create anything on the host.
+		bind.Check = CheckSame
+		if m.ReadOnly && !m.IsDir && !m.Link {
+			bind.Check |= CheckOneLink
+		}
+		return []Step{bind}
+	default:
+		// Below an earlier bind of a writable tree (a --ro tree in the
+		// sandbox HOME): made there if missing, without following links.
+		return concat(ensureStrict(dst, m.IsDir, "/newroot"+cover), bind)
 	}
+}
+
+// covering is the target of the innermost earlier bind that m's target
+// lies strictly below ("" if none), and whether that bind shows a host
+// tree at its own path.
+func covering(earlier []Mount, m Mount) (string, bool) {
+	cover, self := "", false
 	for _, e := range earlier {
-		if e.Kind == Bind && e.Source == e.Target && e.Data != "sandbox" && e.Target != m.Target && within(m.Target, e.Target) {
-			return true
+		if e.Kind == Bind && e.Target != m.Target && within(m.Target, e.Target) && len(e.Target) > len(cover) {
+			cover, self = e.Target, e.Source == e.Target && e.Data != "sandbox"
 		}
 	}
-	return false
+	return cover, self
+}
+
+// ensureStrict makes the mount point p below cover, resolving each
+// component with no symlink: the directories are a tree the sandbox can
+// write.
+func ensureStrict(p string, dir bool, cover string) []Step {
+	var dirs []string
+	last := p
+	if !dir {
+		last = path.Dir(p)
+	}
+	for d := last; d != cover && within(d, cover); d = path.Dir(d) {
+		dirs = append([]string{d}, dirs...)
+	}
+	var s []Step
+	for _, d := range dirs {
+		s = append(s, Step{Call: CallMkdir, Path: d, Mode: 0o755, Ok: okErr(unix.EEXIST), Strict: true})
+	}
+	if !dir {
+		s = append(s, Step{Call: CallTouch, Path: p, Ok: okErr(unix.EEXIST), Strict: true})
+	}
+	return s
 }
 
 // ensure makes a mount point: a directory, or an empty file unless

@@ -15,9 +15,9 @@ func TestSteps(t *testing.T) {
 		{Kind: Device, Source: "/dev/null", Target: "/dev/null"},
 		{Kind: Proc, Target: "/proc"},
 		{Kind: Empty, Target: "/proc/kcore", Data: "optional"},
-		{Kind: Bind, Source: "/work", Target: "/work", IsDir: true},
-		{Kind: Bind, Source: "/work/.vscode", Target: "/work/.vscode", ReadOnly: true, IsDir: true},
-		{Kind: Empty, Target: "/work/.env"},
+		{Kind: Bind, Source: "/work", Target: "/work", IsDir: true, Strict: true},
+		{Kind: Bind, Source: "/work/.vscode", Target: "/work/.vscode", ReadOnly: true, IsDir: true, Strict: true},
+		{Kind: Empty, Target: "/work/.env", Strict: true},
 		{Kind: Dir, Target: "/var/tmp", Mode: 0o1777},
 	}}
 	steps := Steps(plan, "/tmp")
@@ -76,10 +76,20 @@ func TestSteps(t *testing.T) {
 	if sealedAt < 0 || sealedAt > firstMask {
 		t.Errorf("the staging root is not made read-only, nosuid, nodev and noexec before the masks (steps %d, %d)", sealedAt, firstMask)
 	}
+	// The workdir is bound without following a link, into the new
+	// root's own tmpfs.
+	same("workdir", calls(of(5)), []Call{CallMkdir, CallBindAt})
+	if s := of(5)[1]; s.Source != "/oldroot/work" || s.Check != 0 || s.Flags != unix.AT_RECURSIVE {
+		t.Errorf("workdir bind: %+v", s)
+	}
 	// A protected path is bound onto itself through the workdir's bind:
-	// nothing may be created for it, on the host least of all.
-	same("protected path", calls(of(6)), []Call{CallMount, CallSetattr})
-	same("mask", calls(of(7)), []Call{CallMount})
+	// nothing may be created for it, on the host least of all, and it
+	// must still be the path the plan saw.
+	same("protected path", calls(of(6)), []Call{CallBindAt})
+	if s := of(6)[0]; s.Check != CheckSame || s.Attr&unix.MOUNT_ATTR_RDONLY == 0 {
+		t.Errorf("protected path: %+v", s)
+	}
+	same("mask", calls(of(7)), []Call{CallMaskAt})
 	if s := of(7)[0]; s.Ok != 0 || s.Source != emptyFile {
 		t.Errorf("a mask of a file binds the empty file and must not fail silently: %+v", s)
 	}

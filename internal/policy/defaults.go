@@ -86,6 +86,18 @@ var defaultMask = []string{
 	".gnupg/",
 }
 
+// HeldMask are the masked names that host tools read from a project
+// directory, so that one the agent plants acts on the host after the
+// session: a missing one gets a placeholder (masked inside) like a missing
+// protected path, and the agent cannot create it. The others (.netrc,
+// .pgpass, .aws/, ...) are read from the user's home, where the agent
+// cannot write; one planted in the project is inert.
+var HeldMask = []string{
+	".env",   // dotenv loaders, docker compose (COMPOSE_FILE, COMPOSE_PROJECT_NAME), Vite, Next.js
+	".envrc", // direnv: loaded on cd once allowed
+	".npmrc", // npm: node-options, script-shell, registry and tokens, read on every npm command
+}
+
 // Default returns the built-in policy for workdir. It never shares slices
 // with the tables, so callers may modify the result.
 func Default(workdir string) Policy {

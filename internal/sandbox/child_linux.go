@@ -260,6 +260,21 @@ func (p *program) step(s *rawStep) syscall.Errno {
 	case mount.CallSetattr:
 		_, e := sys(unix.SYS_MOUNT_SETATTR, atFDCWD, path, s.flags, ptr(&s.attr), unsafe.Sizeof(s.attr), 0)
 		return e
+	case mount.CallBindAt:
+		return p.bindAt(s)
+	case mount.CallMaskAt:
+		tree, e := sys(unix.SYS_OPEN_TREE, atFDCWD, ptr(s.source), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC, 0, 0, 0)
+		if e != 0 {
+			return e
+		}
+		e = p.moveOnto(tree, s)
+		sys(unix.SYS_CLOSE, tree, 0, 0, 0, 0, 0)
+		return e
+	}
+	if s.strict {
+		return p.stepStrict(s)
+	}
+	switch s.call {
 	case mount.CallMkdir:
 		_, e := sys(unix.SYS_MKDIRAT, atFDCWD, path, uintptr(s.mode), 0, 0, 0)
 		return e
@@ -301,6 +316,117 @@ func (p *program) step(s *rawStep) syscall.Errno {
 		return e
 	}
 	return unix.EINVAL
+}
+
+// strictResolve: no symlink in any component, magic links included. The
+// plan holds canonical paths, so a symlink met here was planted after the
+// plan was made, in a tree the sandbox can write, and the step fails.
+const strictResolve = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
+
+// openStrict opens path (absolute) with flags and strictResolve.
+//
+//go:nosplit
+//go:norace
+func (p *program) openStrict(path *byte, flags uint64) (uintptr, syscall.Errno) {
+	p.how.Flags = flags | unix.O_CLOEXEC
+	p.how.Mode = 0
+	p.how.Resolve = strictResolve
+	for {
+		fd, e := sys(unix.SYS_OPENAT2, atFDCWD, ptr(path), ptr(&p.how), unsafe.Sizeof(p.how), 0, 0)
+		if e != unix.EAGAIN && e != unix.EINTR {
+			return fd, e
+		}
+	}
+}
+
+// stepStrict runs a Strict mkdir, touch or lstat: on the last component of
+// the path, in its directory opened with strictResolve.
+//
+//go:nosplit
+//go:norace
+func (p *program) stepStrict(s *rawStep) syscall.Errno {
+	dir, e := p.openStrict(s.dir, unix.O_PATH|unix.O_DIRECTORY)
+	if e != 0 {
+		return e
+	}
+	switch s.call {
+	case mount.CallMkdir:
+		_, e = sys(unix.SYS_MKDIRAT, dir, ptr(s.name), uintptr(s.mode), 0, 0, 0)
+	case mount.CallTouch:
+		var fd uintptr
+		fd, e = sys(unix.SYS_OPENAT, dir, ptr(s.name), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644, 0, 0)
+		if e == 0 {
+			sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		}
+	case mount.CallLstat:
+		_, e = sys(sysFstatat, dir, ptr(s.name), ptr(&p.st), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+	default:
+		e = unix.EINVAL
+	}
+	sys(unix.SYS_CLOSE, dir, 0, 0, 0, 0, 0)
+	return e
+}
+
+// bindAt carries out a CallBindAt: the source opened strictly (a symlink
+// as its last component is taken itself), checked, cloned with its
+// attributes set while detached, and moved onto the target.
+//
+//go:nosplit
+//go:norace
+func (p *program) bindAt(s *rawStep) syscall.Errno {
+	src, e := p.openStrict(s.source, unix.O_PATH|unix.O_NOFOLLOW)
+	if e != 0 {
+		return e
+	}
+	if s.check != 0 {
+		if _, e = sys(unix.SYS_FSTAT, src, ptr(&p.st), 0, 0, 0, 0); e == 0 {
+			p.srcDev, p.srcIno = p.st.Dev, p.st.Ino
+			if s.check&mount.CheckOneLink != 0 && p.st.Mode&unix.S_IFMT == unix.S_IFREG && p.st.Nlink > 1 {
+				e = unix.EMLINK
+			}
+		}
+		if e != 0 {
+			sys(unix.SYS_CLOSE, src, 0, 0, 0, 0, 0)
+			return e
+		}
+	}
+	flags := uintptr(unix.AT_EMPTY_PATH | unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
+	if s.flags&unix.AT_RECURSIVE != 0 {
+		flags |= unix.AT_RECURSIVE
+	}
+	tree, e := sys(unix.SYS_OPEN_TREE, src, ptr(&p.zero), flags, 0, 0, 0)
+	sys(unix.SYS_CLOSE, src, 0, 0, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	_, e = sys(unix.SYS_MOUNT_SETATTR, tree, ptr(&p.zero), unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, ptr(&s.attr), unsafe.Sizeof(s.attr), 0)
+	if e == 0 {
+		e = p.moveOnto(tree, s)
+	}
+	sys(unix.SYS_CLOSE, tree, 0, 0, 0, 0, 0)
+	return e
+}
+
+// moveOnto moves the detached mount tree onto the step's path, opened
+// strictly; with CheckSame only if it is the source itself.
+//
+//go:nosplit
+//go:norace
+func (p *program) moveOnto(tree uintptr, s *rawStep) syscall.Errno {
+	dst, e := p.openStrict(s.path, unix.O_PATH|unix.O_NOFOLLOW)
+	if e != 0 {
+		return e
+	}
+	if s.check&mount.CheckSame != 0 {
+		if _, e = sys(unix.SYS_FSTAT, dst, ptr(&p.st), 0, 0, 0, 0); e == 0 && (p.st.Dev != p.srcDev || p.st.Ino != p.srcIno) {
+			e = unix.ESTALE
+		}
+	}
+	if e == 0 {
+		_, e = sys(unix.SYS_MOVE_MOUNT, tree, ptr(&p.zero), dst, ptr(&p.zero), unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH, 0)
+	}
+	sys(unix.SYS_CLOSE, dst, 0, 0, 0, 0, 0)
+	return e
 }
 
 // openPTY opens a pseudo-terminal in the sandbox's own devpts and sends its

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +72,9 @@ type program struct {
 
 	// Scratch, written by init in its own copy.
 	st      unix.Stat_t
+	how     unix.OpenHow
+	srcDev  uint64
+	srcIno  uint64
 	beneath landlock.PathBeneathAttr
 	report  [16]byte
 	buf     [128]byte
@@ -130,6 +134,10 @@ type rawStep struct {
 	flags   uintptr
 	mode    uint32
 	attr    unix.MountAttr
+	strict  bool
+	check   uint8
+	dir     *byte // Strict: the directory of path, and its last component
+	name    *byte
 }
 
 type rawRule struct {
@@ -248,6 +256,10 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		if s.Data != "" {
 			r.data, r.dataLen = a.cstr(s.Data), len(s.Data)
 		}
+		r.strict, r.check = s.Strict, s.Check
+		if s.Strict {
+			r.dir, r.name = a.cstr(path.Dir(s.Path)), a.cstr(path.Base(s.Path))
+		}
 	}
 
 	p.tty = x.TTY
@@ -336,7 +348,7 @@ func arenaSize(spec Spec, steps []mount.Step, rs landlock.Ruleset, cands []strin
 	}
 	for _, s := range steps {
 		n += int(unsafe.Sizeof(rawStep{}))
-		strs(s.Path, s.Source, s.FSType, s.Data)
+		strs(s.Path, s.Source, s.FSType, s.Data, s.Path)
 	}
 	for _, r := range rs.Rules {
 		n += int(unsafe.Sizeof(rawRule{}))

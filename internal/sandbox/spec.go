@@ -26,6 +26,22 @@ type Config struct {
 	Proxy bool
 	// HomeProtect are files under the sandbox HOME kept read-only inside.
 	HomeProtect []string
+	// Hold are the Mask patterns whose missing instances get placeholders
+	// (mount.Config.Hold).
+	Hold []string
+	// Scan, when set, is the scan of the trees the plan is made from
+	// (mount.ScanTrees; with placeholders that are yet to be made already
+	// in it: Scan.Hold); else NewSpec scans.
+	Scan *mount.Scan
+}
+
+// MountConfig is the mount planner's part of c.
+func (c Config) MountConfig() mount.Config {
+	return mount.Config{
+		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
+		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
+		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold,
+	}
 }
 
 // systemExec are the trees whose binaries may run.
@@ -33,11 +49,14 @@ var systemExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 
 // NewSpec plans the sandbox for c.
 func NewSpec(c Config, host mount.Host) (Spec, error) {
-	plan, err := mount.Build(mount.Config{
-		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
-		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
-		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect,
-	}, host)
+	mc := c.MountConfig()
+	var plan mount.Plan
+	var err error
+	if c.Scan != nil {
+		plan, err = mount.BuildScan(mc, *c.Scan, host)
+	} else {
+		plan, err = mount.Build(mc, host)
+	}
 	if err != nil {
 		return Spec{}, fmt.Errorf("planning the filesystem view: %w", err)
 	}

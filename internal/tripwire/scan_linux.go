@@ -15,7 +15,10 @@ import (
 )
 
 // Take snapshots paths (absolute host paths; files, directory trees, symlinks,
-// or paths that do not exist) within the limits l.
+// or paths that do not exist) within the limits l. The paths must be
+// canonical (as mount.ScanTrees makes them): nothing on the way to them is
+// followed, at Take or later, so a symlink planted in place of a directory
+// above one is a change, never a way to snapshot or restore somewhere else.
 func (l Limits) Take(paths []string) (*Snapshot, error) {
 	clean, err := cleanRoots(paths)
 	if err != nil {
@@ -24,7 +27,7 @@ func (l Limits) Take(paths []string) (*Snapshot, error) {
 	s := &Snapshot{lim: l}
 	sc := &scanner{lim: l, keep: true}
 	for _, p := range clean {
-		r := &root{path: p, real: resolveParent(p)}
+		r := &root{path: p, real: p}
 		r.entries, err = sc.scanRoot(r, nil)
 		if err != nil {
 			return nil, fmt.Errorf("snapshotting %s: %w", p, err)
@@ -70,22 +73,6 @@ func (s *Snapshot) diffRoot(r *root) ([]Change, error) {
 		return nil, fmt.Errorf("checking %s: %w", r.path, err)
 	}
 	return compareRoot(r, cur), nil
-}
-
-// resolveParent returns p with the symlinks in its existing ancestors
-// resolved, so that the scanner, which follows no symlink, can reach it. The
-// last element is never resolved.
-func resolveParent(p string) string {
-	dir, rest := filepath.Dir(p), filepath.Base(p)
-	for {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if dir == "/" {
-			return p
-		}
-		dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
-	}
 }
 
 // errSymlinkParent: a directory on the way to a path is now a symlink.

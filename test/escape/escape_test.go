@@ -31,7 +31,11 @@ type row struct {
 	// mutates lets an OK row change guarded host files on purpose (--allow-hooks).
 	mutates bool
 	// check runs on the host after the row, for what the output cannot show.
-	check   func(fx *fixture) error
+	check func(fx *fixture) error
+	// refused, when set, is what the row wants instead of an output line:
+	// stockade refuses to start the sandbox (exit 125) with an error
+	// containing refused, and runs nothing. want is then "REFUSED".
+	refused string
 	timeout time.Duration // default probeTimeout
 }
 
@@ -46,7 +50,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, procRows, kernelRows, netRows, egressRows, workRows} {
+	for _, t := range [][]row{fsRows, protectRows, linkRows, procRows, kernelRows, netRows, egressRows, workRows} {
 		rows = append(rows, t...)
 	}
 	return rows
@@ -204,23 +208,31 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if r.wantUser != "" && ru.uid != 0 {
 		want = r.wantUser
 	}
-	denial := strings.HasPrefix(want, "DENIED")
-	before, err := fx.snapshot(denial)
-	if err != nil {
-		t.Fatal(err)
-	}
+	denial := strings.HasPrefix(want, "DENIED") || r.refused != ""
 	timeout := r.timeout
 	if timeout == 0 {
 		timeout = probeTimeout
 	}
 	if r.before != nil {
+		// What the first run plants is the attack's setup: the host is
+		// snapshotted after it.
 		if res := fx.sandbox(t, r.flags, r.before, timeout); res.code != 0 {
 			t.Fatalf("first run: exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
 		}
 	}
+	before, err := fx.snapshot(denial)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res := fx.sandbox(t, r.flags, r.args, timeout)
 	got := strings.TrimSpace(res.stdout)
-	if got != want || res.code != 0 {
+	switch {
+	case r.refused != "":
+		if res.code != 125 || got != "" || !strings.Contains(res.stderr, r.refused) {
+			t.Errorf("%v\n got: %q (exit %d)\nwant: a refused start (exit 125, nothing run) saying %q\nstderr: %s",
+				fx.expand(r.args), got, res.code, r.refused, res.stderr)
+		}
+	case got != want || res.code != 0:
 		t.Errorf("%v\n got: %q (exit %d)\nwant: %q\nstderr: %s", fx.expand(r.args), got, res.code, want, res.stderr)
 	}
 	if !r.mutates {

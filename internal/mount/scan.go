@@ -1,0 +1,578 @@
+package mount
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// The scanner finds the protected and masked paths of a plan in the trees
+// the sandbox sees, as the host holds them at start. Everything below a
+// tree the sandbox can write is the agent's: it may have planted a symlink
+// in any component, a file where a directory was, a hard link to a
+// protected file, an earlier session's leftovers. So the scanner never
+// resolves a path through a symlink the way open(2) would:
+//
+//   - it walks directories it read itself and descends only into real
+//     directories;
+//   - a symlink met at a protected name, or where a directory of a
+//     protected pattern should be, is protected itself (bound on itself, so
+//     that it cannot be removed or replaced inside), and its target is
+//     resolved lexically on the host, component by component; if the target
+//     lies in a tree the sandbox can write (the workdir, a --rw tree, the
+//     sandbox HOME), what the link names there is protected too, at the path
+//     where that tree appears inside; elsewhere the link leads out of the
+//     sandbox's view and gives the agent nothing;
+//   - a masked name that is a symlink is masked itself, and so is its
+//     target when the sandbox can see it;
+//   - a regular file where a directory of a protected pattern should be (a
+//     .git file, the gitdir pointer of a linked worktree or submodule) is
+//     protected itself.
+//
+// The executor (Steps) then resolves every such path with
+// RESOLVE_NO_SYMLINKS, so a link swapped in between the scan and the
+// mount fails the start instead of redirecting it.
+//
+// Relative patterns apply at every depth of a tree: a masked ".env" hides
+// apps/web/.env as well, a protected ".vscode/" protects
+// packages/a/.vscode. The walk does not descend into .git directories
+// (patterns that start with ".git/" name what matters there) or
+// node_modules (package managers' trees, which no host tool reads a
+// protected name from, and often the largest part of a project).
+
+// pruned are directory names the walk does not descend into.
+var pruned = map[string]bool{".git": true, "node_modules": true}
+
+// maxLinks bounds the symlinks followed to resolve one link's target, as
+// the kernel's limit (40) does.
+const maxLinks = 40
+
+// pattern is a compiled protect, mask or unmask entry.
+type pattern struct {
+	raw   string
+	parts []string // path components; any may be a glob
+	mask  bool
+	hold  bool   // a missing instance at the top of a root gets a placeholder
+	abs   string // for an absolute pattern: the host path
+}
+
+func isGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+func compile(raw string, mask bool) (pattern, bool) {
+	p := pattern{raw: raw, mask: mask}
+	s := strings.TrimSuffix(raw, "/")
+	if filepath.IsAbs(s) {
+		p.abs = filepath.Clean(s)
+		return p, true
+	}
+	s = path.Clean(s)
+	if s == "." || s == ".." || strings.HasPrefix(s, "../") {
+		return p, false // policy refuses these; this holds even if it did not
+	}
+	p.parts = strings.Split(s, "/")
+	return p, true
+}
+
+// tree is a host tree the sandbox sees, and where it appears inside.
+type hostTree struct {
+	host, sandbox string
+	writable      bool
+}
+
+// at is where host path p, which lies in t, appears inside.
+func (t hostTree) at(p string) string {
+	if p == t.host {
+		return t.sandbox
+	}
+	return t.sandbox + strings.TrimPrefix(p, t.host)
+}
+
+// Found is a protected or masked path: where it is on the host, where it
+// appears inside, what it is.
+type Found struct {
+	Path   string // host path
+	Target string // sandbox path
+	Dir    bool
+	Link   bool // the path is a symlink: protected or masked itself
+	Mask   bool
+	Why    string
+	// Root is the host tree the path lies in, for pinning its ancestors.
+	Root string
+}
+
+// Scan is what the scanner found.
+type Scan struct {
+	Protect []Found
+	Mask    []Found
+	// Missing are instances of protected patterns (and of masked ones that
+	// hold their place) that do not exist where a placeholder can be made:
+	// their parent is a real directory in a tree the sandbox can write.
+	Missing []MissingPath
+	// Unheld are instances of protected patterns (and held masks) at the
+	// top of a writable root that are missing with a missing parent
+	// (".cursor/rules" without ".cursor"): no placeholder can hold them,
+	// but a tripwire watches them, and the exit check looks for them.
+	Unheld []MissingPath
+	// Links are the hard links that refuse a start (a protected file with
+	// another name the sandbox could write through).
+	Links []string
+	// Trees are cfg's trees, canonical; Err, when set, refuses the start
+	// (a tree named through a symlink inside a writable tree).
+	Trees Trees
+	Err   error
+}
+
+// MissingPath is a protected (or held masked) path that does not exist.
+type MissingPath struct {
+	Root, Pattern, Path string
+	Target              string // where it appears inside
+	Dir                 bool   // the pattern names a directory
+	Mask                bool
+}
+
+type scanner struct {
+	host     Host
+	trees    []hostTree
+	protect  []pattern
+	mask     []pattern
+	unmask   []pattern
+	byName   map[string][]*pattern // patterns by their literal first component
+	lits     []*pattern            // the same, in order
+	globs    []*pattern            // patterns whose first component is a glob
+	out      Scan
+	seen     map[string]bool // protect/mask results, by kind and host path
+	unmasked map[string]bool
+	missing  map[string]bool
+}
+
+// ScanTrees finds the protected and masked paths of cfg (see the comment at
+// the top of this file). Patterns in Hold get placeholders when missing at
+// the top of a writable root, besides every non-glob protected pattern.
+func ScanTrees(cfg Config, host Host) Scan {
+	s := &scanner{host: host, byName: map[string][]*pattern{}, seen: map[string]bool{},
+		unmasked: map[string]bool{}, missing: map[string]bool{}}
+	hold := map[string]bool{}
+	for _, h := range cfg.Hold {
+		hold[h] = true
+	}
+	for _, raw := range cfg.Protect {
+		if p, ok := compile(raw, false); ok {
+			p.hold = true
+			s.protect = append(s.protect, p)
+		}
+	}
+	for _, raw := range cfg.Mask {
+		if p, ok := compile(raw, true); ok {
+			p.hold = hold[raw]
+			s.mask = append(s.mask, p)
+		}
+	}
+	for _, raw := range cfg.Unmask {
+		if p, ok := compile(raw, true); ok {
+			s.unmask = append(s.unmask, p)
+		}
+	}
+	trees, err := resolveTrees(cfg, host)
+	if err != nil {
+		return Scan{Err: err}
+	}
+	s.out.Trees = trees
+	s.trees = append(s.trees, hostTree{trees.Workdir, cfg.Workdir, true})
+	for i, p := range trees.RW {
+		s.trees = append(s.trees, hostTree{p, cfg.RW[i], true})
+	}
+	for i, p := range trees.RO {
+		s.trees = append(s.trees, hostTree{p, cfg.RO[i], false})
+	}
+	if cfg.HomeSource != "" {
+		// Walked by no pattern (it is the sandbox's own), but a link
+		// elsewhere may lead into it.
+		s.trees = append(s.trees, hostTree{trees.HomeSource, cfg.Home, true})
+	}
+
+	// Unmasked paths first, so that masks can skip them.
+	s.index(s.unmask)
+	for _, t := range s.roots() {
+		s.walk(t, t.host, true, func(p *pattern, t hostTree, dir string, top bool) {
+			s.matchUnmask(p, dir, p.parts)
+		})
+		for i := range s.unmask {
+			if p := &s.unmask[i]; p.abs != "" && within(p.abs, t.host) {
+				s.unmasked[p.abs] = true
+			}
+		}
+	}
+	s.byName, s.lits, s.globs = map[string][]*pattern{}, nil, nil
+	s.index(s.mask)
+	s.index(s.protect)
+	for _, t := range s.roots() {
+		s.walk(t, t.host, true, func(p *pattern, t hostTree, dir string, top bool) {
+			if p.mask || t.writable {
+				s.match(p, t, dir, p.parts, top)
+			}
+		})
+		for _, list := range [][]pattern{s.mask, s.protect} {
+			for i := range list {
+				p := &list[i]
+				if p.abs == "" || !within(p.abs, t.host) || (!p.mask && !t.writable) {
+					continue
+				}
+				rel := strings.TrimPrefix(strings.TrimPrefix(p.abs, t.host), "/")
+				if rel == "" {
+					continue // a root itself is never masked or protected
+				}
+				s.match(p, t, t.host, strings.Split(rel, "/"), true)
+			}
+		}
+	}
+	return s.out
+}
+
+// roots are the trees patterns apply to: the workdir, --rw and --ro trees
+// (not the sandbox HOME, the last one when there is one).
+func (s *scanner) roots() []hostTree {
+	if s.out.Trees.HomeSource != "" {
+		return s.trees[:len(s.trees)-1]
+	}
+	return s.trees
+}
+
+func (s *scanner) index(ps []pattern) {
+	for i := range ps {
+		p := &ps[i]
+		switch {
+		case p.abs != "":
+		case isGlob(p.parts[0]):
+			s.globs = append(s.globs, p)
+		default:
+			s.byName[p.parts[0]] = append(s.byName[p.parts[0]], p)
+			s.lits = append(s.lits, p)
+		}
+	}
+}
+
+// walk calls visit for every pattern whose first component names an entry
+// of dir, in dir and every real directory below it (but pruned and masked
+// ones). A missing literal pattern is visited only at the top, where it may
+// get a placeholder.
+func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, t hostTree, dir string, top bool)) {
+	ents, err := s.host.ReadDir(dir)
+	if err != nil {
+		return // unreadable: nothing there the sandbox could read either
+	}
+	have := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		have[e.Name()] = true
+		for _, p := range s.byName[e.Name()] {
+			visit(p, t, dir, top)
+		}
+	}
+	if top {
+		for _, p := range s.lits {
+			if !have[p.parts[0]] {
+				visit(p, t, dir, top)
+			}
+		}
+	}
+	for _, p := range s.globs {
+		for _, e := range ents {
+			if ok, _ := path.Match(p.parts[0], e.Name()); ok {
+				visit(p, t, dir, top)
+				break
+			}
+		}
+	}
+	for _, e := range ents {
+		if e.Type()&fs.ModeType != fs.ModeDir || pruned[e.Name()] {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if s.seen["m"+sub] {
+			continue // masked: its content is hidden anyway
+		}
+		s.walk(t, sub, false, visit)
+	}
+}
+
+// names lists the entries of dir that comp names.
+func (s *scanner) names(dir, comp string) []string {
+	if !isGlob(comp) {
+		return []string{comp}
+	}
+	ents, err := s.host.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if ok, _ := path.Match(comp, e.Name()); ok {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func (s *scanner) matchUnmask(p *pattern, dir string, parts []string) {
+	for _, n := range s.names(dir, parts[0]) {
+		q := filepath.Join(dir, n)
+		if len(parts) == 1 {
+			s.unmasked[q] = true
+			continue
+		}
+		if fi, err := s.host.Lstat(q); err == nil && fi.IsDir() {
+			s.matchUnmask(p, q, parts[1:])
+		}
+	}
+}
+
+// match applies the rest of pattern p (parts) in directory dir of tree t.
+func (s *scanner) match(p *pattern, t hostTree, dir string, parts []string, top bool) {
+	last := len(parts) == 1
+	for _, n := range s.names(dir, parts[0]) {
+		q := filepath.Join(dir, n)
+		fi, err := s.host.Lstat(q)
+		switch {
+		case err != nil:
+			if top && p.hold && !isGlob(parts[0]) && t.writable {
+				if last {
+					s.hold(p, t, q)
+				} else if !slices.ContainsFunc(parts, isGlob) {
+					full := filepath.Join(append([]string{q}, parts[1:]...)...)
+					s.out.Unheld = append(s.out.Unheld, MissingPath{Root: t.host, Target: t.at(full), Pattern: p.raw,
+						Path: full, Dir: strings.HasSuffix(p.raw, "/"), Mask: p.mask})
+				}
+			}
+		case fi.Mode()&fs.ModeSymlink != 0:
+			s.link(p, t, q, parts[1:], top)
+		case fi.IsDir() && !last:
+			s.match(p, t, q, parts[1:], top)
+		case last:
+			s.add(p, t, q, fi, false, "")
+		case !p.mask:
+			// A file where a directory of the pattern should be: .git
+			// as the gitdir pointer of a worktree or submodule.
+			s.add(p, t, q, fi, false, "a file where "+p.raw+" expects a directory")
+		}
+	}
+}
+
+// link handles a symlink met at q while matching p, with rest the
+// components of p after it.
+func (s *scanner) link(p *pattern, t hostTree, q string, rest []string, top bool) {
+	if !p.mask || len(rest) == 0 {
+		s.add(p, t, q, nil, true, "")
+	}
+	target, ok := s.resolve(q)
+	if !ok {
+		return // a loop, or too long: it names nothing
+	}
+	tt, ok := s.treeOf(target)
+	if !ok || (!p.mask && !tt.writable) {
+		return // out of the sandbox's view, or read-only inside anyway
+	}
+	why := "the target of " + q
+	fi, err := s.host.Lstat(target)
+	switch {
+	case err != nil:
+		if len(rest) == 0 && !p.mask && tt.writable && s.realDir(filepath.Dir(target), tt) {
+			s.hold(p, tt, target)
+		}
+	case len(rest) == 0:
+		s.add(p, tt, target, fi, false, why)
+	case fi.IsDir():
+		s.match(p, tt, target, rest, top)
+	}
+}
+
+// resolve follows the symlink at q, and every symlink on the way to its
+// target, lexically on the host: the path the host's own tools would
+// reach. A missing component ends the resolution there (the rest is
+// appended as it is).
+func (s *scanner) resolve(q string) (string, bool) {
+	hops := 0
+	var walkFrom func(p string) (string, bool)
+	walkFrom = func(p string) (string, bool) {
+		parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+		cur := "/"
+		for i, c := range parts {
+			if c == "" {
+				continue
+			}
+			next := filepath.Join(cur, c)
+			fi, err := s.host.Lstat(next)
+			if err != nil {
+				return filepath.Join(append([]string{next}, parts[i+1:]...)...), true
+			}
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				cur = next
+				continue
+			}
+			if hops++; hops > maxLinks {
+				return "", false
+			}
+			l, err := s.host.Readlink(next)
+			if err != nil {
+				return "", false
+			}
+			if !filepath.IsAbs(l) {
+				l = filepath.Join(cur, l)
+			}
+			return walkFrom(filepath.Join(append([]string{filepath.Clean(l)}, parts[i+1:]...)...))
+		}
+		return cur, true
+	}
+	hops++
+	l, err := s.host.Readlink(q)
+	if err != nil {
+		return "", false
+	}
+	if !filepath.IsAbs(l) {
+		l = filepath.Join(filepath.Dir(q), l)
+	}
+	return walkFrom(filepath.Clean(l))
+}
+
+// treeOf is the tree that holds host path p, the innermost if trees nest.
+func (s *scanner) treeOf(p string) (hostTree, bool) {
+	var best hostTree
+	found := false
+	for _, t := range s.trees {
+		if within(p, t.host) && (!found || len(t.host) > len(best.host)) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// realDir reports whether dir is a directory reached from t's root without
+// a symlink.
+func (s *scanner) realDir(dir string, t hostTree) bool {
+	for d := dir; within(d, t.host); d = filepath.Dir(d) {
+		fi, err := s.host.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		if d == t.host {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *scanner) hold(p *pattern, t hostTree, q string) {
+	if s.missing[q] || s.unmasked[q] {
+		return
+	}
+	s.missing[q] = true
+	s.out.Missing = append(s.out.Missing, MissingPath{Root: t.host, Target: t.at(q), Pattern: p.raw, Path: q,
+		Dir: strings.HasSuffix(p.raw, "/"), Mask: p.mask || s.masked(q, t)})
+}
+
+// masked reports whether a mask pattern names q, which does not exist yet
+// (a mask wins over a protection, so a placeholder there is masked).
+func (s *scanner) masked(q string, t hostTree) bool {
+	rel := strings.Split(strings.TrimPrefix(strings.TrimPrefix(q, t.host), "/"), "/")
+	for _, p := range s.mask {
+		parts := p.parts
+		if p.abs != "" {
+			if p.abs != q {
+				continue
+			}
+			return true
+		}
+		if len(parts) > len(rel) {
+			continue
+		}
+		tail, ok := rel[len(rel)-len(parts):], true
+		for i := range parts {
+			if m, _ := path.Match(parts[i], tail[i]); !m {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// add records q (fi nil for a symlink) as protected or masked by p.
+func (s *scanner) add(p *pattern, t hostTree, q string, fi fs.FileInfo, link bool, why string) {
+	kind := "p"
+	if p.mask {
+		kind = "m"
+		if s.unmasked[q] {
+			return
+		}
+	}
+	if s.seen[kind+q] {
+		return
+	}
+	s.seen[kind+q] = true
+	f := Found{Path: q, Target: t.at(q), Link: link, Mask: p.mask, Root: t.host, Why: why}
+	if f.Why == "" {
+		f.Why = p.raw
+	}
+	if fi != nil {
+		f.Dir = fi.IsDir()
+	}
+	if p.mask {
+		s.out.Mask = append(s.out.Mask, f)
+		return
+	}
+	s.out.Protect = append(s.out.Protect, f)
+	if !link {
+		s.checkLinks(q, fi)
+	}
+}
+
+// checkLinks records a protected regular file with more than one name, or
+// one in a protected directory: another name for it in a tree the sandbox
+// can write would be a writable way to it.
+func (s *scanner) checkLinks(q string, fi fs.FileInfo) {
+	if fi == nil {
+		return
+	}
+	if fi.Mode().IsRegular() {
+		if nlink(fi) > 1 {
+			s.out.Links = append(s.out.Links, q)
+		}
+		return
+	}
+	if !fi.IsDir() {
+		return
+	}
+	ents, err := s.host.ReadDir(q)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type()&fs.ModeType != 0 && !e.IsDir() {
+			continue // symlinks and devices have no content to change
+		}
+		c := filepath.Join(q, e.Name())
+		if ci, err := s.host.Lstat(c); err == nil {
+			s.checkLinks(c, ci)
+		}
+	}
+}
+
+// LinkError refuses a start: protected files with more than one name.
+type LinkError struct{ Paths []string }
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("protected file %s has another name (a hard link) that the sandbox could write through; "+
+		"find it with `find / -xdev -samefile %s` and remove it, or replace one of the two with a copy", e.Paths[0], e.Paths[0])
+}
+
+func nlink(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
