@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSharedProtect: two sandboxes of one project share
+// the placeholders of its missing protected paths. Whichever ends first,
+// and however each was started (a detached session or a foreground run),
+// the one still running can create none of them, and after both no
+// placeholder and nothing planted is left on the host.
+//
+// Each sandbox waits on FIFOs in the project, so the host decides exactly
+// when it starts its attempt and when it ends.
+func TestSharedProtect(t *testing.T) {
+	requireSandbox(t)
+	protected := []string{"CLAUDE.md", "AGENTS.md", ".mcp.json", ".vscode/tasks.json", ".claude/settings.json", ".gitmodules"}
+	attempt := "for p in " + strings.Join(protected, " ") + `; do (echo evil > "$p") 2>/dev/null && echo "WROTE $p"; done; ` +
+		`mkdir .idea 2>/dev/null && echo "MADE .idea"; echo done`
+	for _, tc := range []struct {
+		name         string // d: a session (run -d), f: a foreground run; which ends first
+		aFore, bFore bool
+		aEndsFirst   bool
+	}{
+		// Short names: the session's socket path must fit in sun_path.
+		{"dd-first", false, false, true},
+		{"dd-second", false, false, false},
+		{"fd-first", true, false, true},
+		{"df-first", false, true, true},
+		{"ff-second", true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			for _, f := range []string{"up-a", "go-a", "up-b", "go-b"} {
+				if err := unix.Mkfifo(filepath.Join(e.workdir, f), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Each sandbox says it is up, waits for its go, then (the one
+			// that ends last) attempts the writes.
+			script := func(me string, tries bool) string {
+				s := "echo up > up-" + me + "; cat go-" + me + " >/dev/null; "
+				if tries {
+					s += "(" + attempt + ") > result-" + me + " 2>&1"
+				}
+				return s
+			}
+			first, last := "a", "b"
+			if !tc.aEndsFirst {
+				first, last = "b", "a"
+			}
+			ended := map[string]func(){}
+			start := func(me string, fore bool) {
+				args := []string{"/bin/sh", "-c", script(me, me == last)}
+				if fore {
+					var wg sync.WaitGroup
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if r := e.run("", nil, append([]string{"run", "--log-level", "error", "--"}, args...)...); r.code != 0 {
+							t.Errorf("%s: exit %d\n%s", me, r.code, r.stderr)
+						}
+					}()
+					ended[me] = wg.Wait
+				} else {
+					id := e.startSession(args...)
+					pid := e.session(id).PID
+					ended[me] = func() { waitExit(t, pid) }
+				}
+				readFIFO(t, filepath.Join(e.workdir, "up-"+me)) // it is running
+			}
+			start("a", tc.aFore)
+			start("b", tc.bFore)
+			writeFIFO(t, filepath.Join(e.workdir, "go-"+first))
+			ended[first]() // its supervisor is gone: its placeholders are released
+			writeFIFO(t, filepath.Join(e.workdir, "go-"+last))
+			ended[last]()
+			got, err := os.ReadFile(filepath.Join(e.workdir, "result-"+last))
+			if err != nil || strings.TrimSpace(string(got)) != "done" {
+				t.Errorf("the sandbox still running after the other ended could write protected paths: %q %v", got, err)
+			}
+			for _, p := range append(protected, ".vscode", ".claude", ".idea") {
+				if _, err := os.Lstat(filepath.Join(e.workdir, p)); err == nil {
+					t.Errorf("%s is on the host after both sandboxes ended", p)
+				}
+			}
+		})
+	}
+}
+
+// readFIFO blocks until a writer has written a line to the FIFO at p.
+func readFIFO(t *testing.T, p string) {
+	t.Helper()
+	if _, err := os.ReadFile(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeFIFO blocks until a reader has the FIFO at p open, and writes a line.
+func writeFIFO(t *testing.T, p string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitExit waits until process pid has exited, on a pidfd.
+func waitExit(t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	for {
+		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 30_000)
+		if err != unix.EINTR {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
