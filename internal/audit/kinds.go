@@ -35,6 +35,7 @@ const (
 	EventConnection    = "connection"     // host, port, bytes_in, bytes_out, duration_ms
 	EventAuthRequest   = "auth_request"   // provider, method, path, status, model
 	EventAuthDenied    = "auth_denied"    // provider, method, path, reason
+	EventFinding       = "finding"        // kind, path, rule, moved_to, detail: the checks at the end of a run
 )
 
 // kind is what the package knows about one event name.
@@ -64,6 +65,7 @@ var kinds = map[string]kind{
 	EventDNSDenied:     {security: true, message: dnsDeniedMessage},
 	EventAuthRequest:   {security: false, message: authRequestMessage},
 	EventAuthDenied:    {security: true, message: authDeniedMessage},
+	EventFinding:       {security: true, message: findingMessage},
 }
 
 // IsSecurity reports whether event is fsync'd when logged. Unknown events

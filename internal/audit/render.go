@@ -120,6 +120,10 @@ func tamperMessage(f fields) string {
 	return "protected path changed: " + f.str("path") + f.opt(" (%s)", "op") + f.opt("; %s", "action")
 }
 
+func findingMessage(f fields) string {
+	return f.str("kind") + ": " + f.str("path") + f.opt(" (%s)", "rule") + f.opt(": %s", "detail")
+}
+
 func hostPort(f fields) string { return f.str("host") + f.opt(":%s", "port") }
 
 func networkDeniedMessage(f fields) string {

@@ -12,7 +12,7 @@ import (
 var allEvents = []string{
 	EventStart, EventStop, EventRestart, EventAttach, EventDetach, EventSignal, EventInitFailure,
 	EventWarning, EventTamper, EventNetworkDenied, EventNetworkRule, EventDNSDenied, EventConnection,
-	EventAuthRequest, EventAuthDenied,
+	EventAuthRequest, EventAuthDenied, EventFinding,
 }
 
 func TestKindsTable(t *testing.T) {
@@ -67,6 +67,8 @@ func TestRender(t *testing.T) {
 			"authproxy: auth proxy anthropic: POST /v1/messages -> 200 (m)"},
 		{SourceAuthProxy, EventAuthDenied, `{"provider":"anthropic","method":"POST","path":"/x","reason":"no dummy key"}`,
 			"authproxy: auth proxy refused anthropic: POST /x: no dummy key"},
+		{SourceSupervisor, EventFinding, `{"kind":"quarantined","path":"/w/.npmrc","rule":"masked: .npmrc","detail":"renamed"}`,
+			"supervisor: quarantined: /w/.npmrc (masked: .npmrc): renamed"},
 		{SourceSupervisor, EventStop, `{}`, "supervisor: session stopped"},
 		{SourceSupervisor, "frobnicate", `{"b":"two words","a":1,"c":[1,"x"],"d":"plain"}`,
 			`supervisor: frobnicate a=1 b="two words" c=[1,"x"] d=plain`},

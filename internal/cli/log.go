@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/stockade-dev/stockade/internal/job"
 	"io"
 	"os"
 )
@@ -45,6 +46,10 @@ func (l logger) error(format string, args ...any)  { l.printf(3, "", format, arg
 func (l logger) loosening(format string, args ...any) {
 	fmt.Fprintf(l.writer(), "stockade: LOOSENED: "+format+"\n", args...)
 }
+
+// finding prints what a check at the end of the run found, whatever the
+// log level: it is about the user's files.
+func (l logger) finding(f job.Finding) { fmt.Fprintf(l.writer(), "stockade: %s\n", f) }
 
 func (l logger) writer() io.Writer {
 	if l.out == nil {

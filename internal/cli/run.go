@@ -117,7 +117,7 @@ func (c *runCmd) run() error {
 		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, OnStarted: con.Started,
 		Warn: log.warn, Debug: log.debugJSON,
 		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
-		Serve: serve,
+		OnFinding: log.finding, Serve: serve,
 	})
 	con.Close()
 	if err != nil {

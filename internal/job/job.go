@@ -67,6 +67,9 @@ type Hooks struct {
 	// OnTamper, when set, watches the snapshot while the command runs and
 	// is called with the first change (the caller stops the run).
 	OnTamper func(tripwire.Change)
+	// OnFinding hears each finding of the checks at the end of the run
+	// (see Finding); nil prints nothing.
+	OnFinding func(Finding)
 	// Serve serves the sandbox's proxy listeners (network mode "proxy").
 	// Run closes them when the sandbox is gone, which ends the serving.
 	Serve func(Listeners)
@@ -152,14 +155,22 @@ type prepared struct {
 	madeErr      error
 	placeholders []mount.Placeholder
 	release      func() error
-	warn         func(string, ...any)
-	removed      chan error
-	once         sync.Once
+	// The exit check rescans the trees with the configuration the start
+	// scanned them with, to find what the command created.
+	id        string
+	mountCfg  mount.Config
+	scan      mount.Scan
+	records   mount.Records
+	onFinding func(Finding)
+	warn      func(string, ...any)
+	removed   chan error
+	once      sync.Once
 }
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1)}
+	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored,
+		made: make(chan error, 1), id: j.ID, onFinding: h.OnFinding}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
 	if err := records.Sweep(); err != nil {
@@ -171,7 +182,8 @@ func prepare(j Job, h Hooks) *prepared {
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
 	}
-	sc := mount.ScanTrees(cfg.MountConfig(), mount.OS{})
+	pr.mountCfg, pr.records = cfg.MountConfig(), records
+	sc := mount.ScanTrees(pr.mountCfg, mount.OS{})
 	if sc.Err != nil {
 		pr.made <- nil
 		pr.err = fmt.Errorf("planning the filesystem view: %w", sc.Err)
@@ -220,6 +232,7 @@ func prepare(j Job, h Hooks) *prepared {
 		// Plan as if they existed, and make them meanwhile.
 		go func() { pr.made <- claim() }()
 	}
+	pr.scan = sc
 	held := sc.Hold()
 	cfg.Scan = &held
 	pr.spec, pr.err = sandbox.NewSpec(cfg, mount.OS{})
@@ -252,12 +265,29 @@ func (pr *prepared) removeSoon() {
 	})
 }
 
-// cleanup removes the placeholders (if that has not started already). It
-// runs only after the sandbox is gone.
+// cleanup removes the placeholders (if that has not started already), then
+// moves aside what the command created at protected or masked names that
+// no placeholder held. It runs only after the sandbox is gone.
 func (pr *prepared) cleanup() {
 	pr.removeSoon()
 	if err := <-pr.removed; err != nil {
 		pr.warn("%v", err)
+	}
+	if pr.err != nil {
+		return // nothing ran
+	}
+	after := mount.ScanTrees(pr.mountCfg, mount.OS{})
+	live := pr.records.Live() // placeholders of other sandboxes of this project
+	var created []mount.Found
+	for _, f := range pr.scan.Created(after) {
+		if _, ok := live[f.Path]; !ok {
+			created = append(created, f)
+		}
+	}
+	for _, f := range quarantine(pr.id, created) {
+		if pr.onFinding != nil {
+			pr.onFinding(f)
+		}
 	}
 }
 

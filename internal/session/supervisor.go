@@ -188,6 +188,7 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 			OnCommand: func() { ready(nil) },
 			Snapshot:  true,
 			Restored:  s.restored,
+			OnFinding: s.finding,
 			OnTamper:  s.tamperHook(),
 			Serve:     s.serveHook(),
 			Warn:      func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
@@ -240,6 +241,11 @@ func (s *supervisor) tamperHook() func(tripwire.Change) {
 		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "stopping the session"})
 		s.requestStop("tripwire")
 	}
+}
+
+// finding logs what a check at the end of a run found.
+func (s *supervisor) finding(f job.Finding) {
+	s.log(audit.EventFinding, map[string]any{"kind": f.Kind, "path": f.Path, "rule": f.Rule, "moved_to": f.MovedTo, "detail": f.Detail})
 }
 
 // restored logs what the snapshot restore put back after a run.

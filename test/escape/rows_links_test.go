@@ -23,10 +23,15 @@ var linkRows = []row{
 	{name: "link_parent_git_to_home_aws_write", setup: hostFiles(without("work/.git"), files("home/.aws/config", "[default]\n")),
 		before: sh("ln -s ../home/.aws .git && mkdir -p $HOME/.aws && touch $HOME/.aws/config"),
 		args:   sh("echo x > $HOME/.aws/planted && cat {home}/.aws/config && echo DONE"), want: "DONE"},
-	// The same through a protected file of the link's target directory.
-	{name: "link_parent_cursor_to_home", setup: hostFiles(files("home/.cursor/mcp.json", `{"mcpServers":{"real":{}}}`+"\n")),
+	// The same through a protected file of the link's target directory: a link
+	// left from before (the fixture plants it), and one the first run plants,
+	// which the end of that run moves aside.
+	{name: "link_parent_cursor_to_home", setup: hostFiles(files("home/.cursor/mcp.json", `{"mcpServers":{"real":{}}}`+"\n",
+		"home/.local/share/stockade/home/run/.cursor/mcp.json", "{}\n"), symlink("../home/.cursor", "work/.cursor")),
+		args: sh("cat {work}/.cursor/mcp.json"), want: "{}"},
+	{name: "link_parent_cursor_planted", setup: hostFiles(files("home/.cursor/mcp.json", `{"mcpServers":{"real":{}}}`+"\n")),
 		before: sh("ln -s ../home/.cursor .cursor && mkdir -p $HOME/.cursor && echo '{}' > $HOME/.cursor/mcp.json"),
-		args:   sh("cat {work}/.cursor/mcp.json"), want: "{}"},
+		args:   probe("read", "{work}/.cursor/mcp.json"), want: "DENIED ENOENT", check: quarantined("work/.cursor")},
 	// Another repository's .git, through a link into the sandbox HOME's path.
 	{name: "link_parent_git_to_other_repo", setup: hostFiles(without("work/.git"), files("home/repo/.git/config", "[core]\n", "home/repo/.git/hooks/pre-commit", "#!/bin/sh\n")),
 		before: sh("ln -s ../home/repo/.git .git && mkdir -p $HOME/repo/.git/hooks && touch $HOME/repo/.git/config"),

@@ -1,0 +1,32 @@
+package job
+
+// Finding is what the checks at the end of a run found on the host: a path
+// the command created or changed that a tool outside the sandbox would act
+// on. Each is reported on its own line and, for a session, recorded in its
+// audit log.
+type Finding struct {
+	Kind    string `json:"kind"`
+	Path    string `json:"path"`
+	Rule    string `json:"rule,omitempty"`     // which protection or mask the path falls under
+	MovedTo string `json:"moved_to,omitempty"` // where a quarantined path went
+	Detail  string `json:"detail"`             // one line: what was found, what was done, what to do
+}
+
+// Kinds of findings.
+const (
+	FindingQuarantined = "quarantined" // moved aside, nothing lost
+	FindingUnhandled   = "unhandled"   // could not be moved aside: the user must look
+)
+
+// String is the finding's line, without the "stockade: " prefix.
+func (f Finding) String() string {
+	label := "QUARANTINED"
+	if f.Kind == FindingUnhandled {
+		label = "REVIEW NOW"
+	}
+	s := label + ": " + f.Path
+	if f.Rule != "" {
+		s += " (" + f.Rule + ")"
+	}
+	return s + ": " + f.Detail
+}
