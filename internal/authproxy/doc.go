@@ -33,13 +33,17 @@
 //  5. The request goes to the route's upstream only: path after /<route>
 //     joined to the upstream's path, Host set to the upstream's, every key
 //     header and ?key= removed, the real key set in the route's one header,
-//     Proxy-*, Forwarded, X-Forwarded-*, X-Real-Ip and Accept-Encoding
-//     dropped (the transport then asks for gzip itself and decompresses).
+//     Proxy-*, Forwarded, X-Forwarded-*, X-Real-Ip, Accept-Encoding (the
+//     transport then asks for gzip itself and decompresses) and Range,
+//     If-Range, Request-Range (a part could hold a part of the key) dropped.
 //  6. The response streams back through httputil.ReverseProxy with
 //     FlushInterval -1: each chunk is flushed as it arrives, so SSE works.
 //     Any header whose name or value contains the real key is dropped (also
 //     trailers and 1xx), and the key is masked with '*' in the body, as it
-//     streams; only a tail that could be the start of the key is held back.
+//     streams; only a tail that could be the start of the key is held back,
+//     and released only at a clean end. An answer the scrubber cannot read
+//     as the agent will (206, Content-Range, multipart/byteranges, or a
+//     Content-Encoding the transport did not decode) is refused with 502.
 //  7. One audit event: auth_request {provider, method, path, status, model,
 //     request_bytes, response_bytes, duration_ms, error} or auth_denied
 //     {provider or host, method, path, reason}. The model is the top-level

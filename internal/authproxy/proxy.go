@@ -209,6 +209,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sw := &responseWriter{ResponseWriter: w, key: rt.Key}
 	rt.rp.ServeHTTP(sw, r)
+	if sw.refused != nil { // nothing of the answer was written
+		clear(w.Header())
+		p.refuse(w, r, rt, path, sw.refused)
+		return
+	}
 	scrubHeader(w.Header(), rt.Key) // trailers, set after the body
 	f := map[string]any{
 		"provider": rt.prov.Name, "method": r.Method, "path": logPath(path), "status": sw.status,
@@ -227,10 +232,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // WriteHeader (1xx, final, errors).
 type responseWriter struct {
 	http.ResponseWriter
-	key    string
-	status int
-	n      int64
-	err    error // from the upstream round trip
+	key     string
+	status  int
+	n       int64
+	err     error   // from the upstream round trip
+	refused *denial // the upstream's answer, refused by checkAnswer
 }
 
 func (w *responseWriter) WriteHeader(code int) {

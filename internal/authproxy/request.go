@@ -189,12 +189,7 @@ func (rt *route) rewrite(pr *httputil.ProxyRequest) {
 	}
 	h := out.Header
 	for name := range h {
-		l := strings.ToLower(name)
-		if strings.HasPrefix(l, "proxy-") || strings.HasPrefix(l, "x-forwarded-") || l == "forwarded" || l == "x-real-ip" ||
-			l == "authorization" || l == "x-api-key" || l == "x-goog-api-key" ||
-			// Without the agent's Accept-Encoding the transport asks for gzip
-			// and decompresses, so that the body can be scrubbed.
-			l == "accept-encoding" {
+		if droppedRequestHeader(name) {
 			delete(h, name)
 		}
 	}
@@ -209,19 +204,31 @@ func (rt *route) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
-// modifyResponse scrubs the real key out of the response.
+// modifyResponse scrubs the real key out of the response, or refuses an
+// answer that the scrubber cannot read (checkAnswer).
 func (rt *route) modifyResponse(resp *http.Response) error {
-	scrubHeader(resp.Header, rt.Key)
-	if resp.StatusCode != http.StatusSwitchingProtocols { // a hijacked stream stays as it is
-		resp.Body = newScrubber(resp.Body, rt.Key)
+	if resp.StatusCode == http.StatusSwitchingProtocols { // a hijacked stream stays as it is
+		scrubHeader(resp.Header, rt.Key)
+		return nil
 	}
+	if err := checkAnswer(resp); err != nil {
+		return err
+	}
+	scrubHeader(resp.Header, rt.Key)
+	resp.Body = newScrubber(resp.Body, rt.Key)
 	return nil
 }
 
 // upstreamError answers 502 when the upstream cannot be reached. The error
-// names the upstream URL, which never holds a key.
+// names the upstream URL, which never holds a key. An answer checkAnswer
+// refused is left to ServeHTTP, which refuses it like a request.
 func (rt *route) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	if sw, ok := w.(*responseWriter); ok {
+	sw, _ := w.(*responseWriter)
+	if d := asRefusedAnswer(err); d != nil && sw != nil {
+		sw.refused = d
+		return
+	}
+	if sw != nil {
 		sw.err = err
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

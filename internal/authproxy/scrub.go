@@ -23,7 +23,8 @@ func scrubHeader(h http.Header, key string) {
 // scrubber replaces every occurrence of key in a stream with as many '*',
 // so a Content-Length stays true. It holds back only a tail that could be
 // the start of the key, so an SSE event (which ends in "\n\n", and no key
-// starts with a newline) is never delayed.
+// starts with a newline) is never delayed. A stream that ends in an error
+// never releases that tail.
 type scrubber struct {
 	src   io.ReadCloser
 	key   []byte
@@ -70,7 +71,12 @@ func (s *scrubber) fill() {
 		i += j + len(s.key)
 	}
 	s.ready = s.end
-	if err == nil {
+	// Only a clean end releases the held tail. A stream cut inside the key
+	// (a reset connection, a short Content-Length, a broken gzip) keeps it:
+	// released, it would be the start of the key, and an agent that can
+	// get the upstream to cut at chosen offsets would read the key piece
+	// by piece.
+	if err != io.EOF {
 		s.ready -= keyPrefixSuffix(data, s.key)
 	}
 }

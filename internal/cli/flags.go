@@ -28,6 +28,8 @@ type policyFlags struct {
 	AgentAllow  []string `name:"agent-allow" sep:"," help:"Allow HOST, *.SUFFIX, IP or CIDR, with an optional :PORT; repeatable or comma-separated." placeholder:"RULE"`
 	AgentBlock  []string `name:"agent-block" sep:"," help:"Block a host, wildcard, IP or CIDR (wins over allow); repeatable or comma-separated." placeholder:"RULE"`
 	Resolver    *string  `help:"Upstream DNS server the supervisor resolves with (default: the host's)." placeholder:"ADDR[:PORT]"`
+
+	Terminal *string `help:"filtered (default: drop the escape sequences that reach past the screen, such as clipboard access, title reports and notifications, from the command's output) or raw (pass them; loosening)." placeholder:"filtered|raw"`
 }
 
 // resolve layers defaults, config files, STOCKADE_* and these flags, and
@@ -46,7 +48,7 @@ func (f policyFlags) resolve() (policy.Resolved, string, error) {
 			AllowHooks: f.AllowHooks, Memory: f.Memory, CPUs: f.CPUs, Pids: f.Pids,
 			LogLevel: f.LogLevel, Workdir: f.Workdir,
 			Network: f.Network, AgentPolicy: f.AgentPolicy, AgentAllow: f.AgentAllow,
-			AgentBlock: f.AgentBlock, Resolver: f.Resolver,
+			AgentBlock: f.AgentBlock, Resolver: f.Resolver, Terminal: f.Terminal,
 		},
 	})
 	if err != nil {

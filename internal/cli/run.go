@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
 
@@ -107,7 +109,11 @@ func (c *runCmd) run() error {
 	defer cg.Close()
 	printStatus(log, j.ID, enforcementOf(r, home, report))
 
-	con, err := console.Open(os.Stdin, os.Stdout, os.Stderr)
+	var wrap func(io.Writer) io.Writer // the command's output to the user's terminal
+	if j.Policy.Terminal != policy.TerminalRaw {
+		wrap = func(w io.Writer) io.Writer { return termfilter.NewWriter(w, nil) }
+	}
+	con, err := console.Open(os.Stdin, os.Stdout, os.Stderr, wrap)
 	if err != nil {
 		return fmt.Errorf("setting up the terminal: %w", err)
 	}

@@ -9,6 +9,10 @@
 //
 // When the user's stdio is not a terminal, stdio passes through unchanged,
 // except that any descriptor which is a terminal is replaced by a pipe relay.
+//
+// Everything relayed to a terminal of the user's goes through the caller's
+// output wrapper (termfilter by default), so that the command's escape
+// sequences cannot reach past the screen.
 package console
 
 import (
@@ -30,6 +34,7 @@ type Console struct {
 	TTY                   bool
 
 	in, out *os.File // the user's terminal, with TTY
+	wrap    func(io.Writer) io.Writer
 	closers []io.Closer
 	started bool
 	closed  sync.Once
@@ -38,9 +43,14 @@ type Console struct {
 	stop    chan struct{}
 }
 
-// Open sets up the command's stdio from the user's.
-func Open(in, out, errw *os.File) (*Console, error) {
-	c := &Console{stop: make(chan struct{}), restore: func() {}}
+// Open sets up the command's stdio from the user's. wrap, when not nil,
+// wraps every writer to a terminal of the user's: the command's output
+// reaches the terminal through what wrap returns.
+func Open(in, out, errw *os.File, wrap func(io.Writer) io.Writer) (*Console, error) {
+	if wrap == nil {
+		wrap = func(w io.Writer) io.Writer { return w }
+	}
+	c := &Console{stop: make(chan struct{}), restore: func() {}, wrap: wrap}
 	if term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(out.Fd())) {
 		devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 		if err != nil {
@@ -95,7 +105,7 @@ func (c *Console) Attach(master *os.File) error {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		io.Copy(c.out, master) // EIO once every holder of the slave is gone
+		io.Copy(c.wrap(c.out), master) // EIO once every holder of the slave is gone
 	}()
 	return nil
 }
@@ -119,7 +129,7 @@ func (c *Console) relay(f *os.File, input bool) (*os.File, error) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		io.Copy(f, r)
+		io.Copy(c.wrap(f), r)
 		r.Close()
 	}()
 	return w, nil

@@ -2,11 +2,14 @@ package console
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/creack/pty"
+
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 // TestPassThrough: without a terminal, the command gets the user's own
@@ -18,7 +21,7 @@ func TestPassThrough(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	c, err := Open(r, w, w)
+	c, err := Open(r, w, w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +41,7 @@ func TestAttach(t *testing.T) {
 	defer userMaster.Close()
 	defer userTTY.Close()
 	pty.Setsize(userMaster, &pty.Winsize{Rows: 33, Cols: 99})
-	c, err := Open(userTTY, userTTY, userTTY)
+	c, err := Open(userTTY, userTTY, userTTY, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,4 +65,44 @@ func TestAttach(t *testing.T) {
 	}
 	slave.Close()
 	c.Close()
+}
+
+// TestRelayFiltered: output relayed to a terminal of the user's goes
+// through the wrapper: an OSC 52 the command writes never reaches it.
+func TestRelayFiltered(t *testing.T) {
+	userMaster, userTTY, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer userMaster.Close()
+	defer userTTY.Close()
+	stdin, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	defer stdinW.Close()
+	wrap := func(w io.Writer) io.Writer { return termfilter.NewWriter(w, nil) }
+	c, err := Open(stdin, userTTY, userTTY, wrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TTY || c.Stdout == userTTY || c.Stderr == userTTY {
+		t.Fatalf("a terminal stdout is not relayed: tty %v", c.TTY)
+	}
+	c.Stdout.WriteString("out \x1b]52;c;ZWNobyBwd25lZAo=\a\x1b[1mbold\n")
+	c.Stderr.WriteString("err \x1b]52;c;?\x1b\\\n")
+	c.Close()
+	var got strings.Builder
+	br := bufio.NewReader(userMaster)
+	for range 2 {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(line)
+	}
+	if strings.Contains(got.String(), "]52") || !strings.Contains(got.String(), "\x1b[1mbold") {
+		t.Errorf("the terminal got %q", got.String())
+	}
 }

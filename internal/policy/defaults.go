@@ -15,6 +15,8 @@ const (
 	DefaultLogLevel    = "warn"
 	DefaultNetwork     = "proxy"
 	DefaultAgentPolicy = "deny"
+	DefaultTerminal    = "filtered"
+	TerminalRaw        = "raw" // the terminal mode that loosens
 	// DefaultPids is tighter than the kernel's default so a fork bomb in the
 	// sandbox stops long before it hurts the host.
 	DefaultPids = 4096
@@ -109,6 +111,7 @@ func Default(workdir string) Policy {
 		LogLevel:    DefaultLogLevel,
 		Network:     DefaultNetwork,
 		AgentPolicy: DefaultAgentPolicy,
+		Terminal:    DefaultTerminal,
 	}
 }
 
@@ -117,4 +120,5 @@ var (
 	logLevels  = []string{"debug", "info", "warn", "error"}
 	networks   = []string{"proxy", "none"}
 	agentModes = []string{"deny", "allow"}
+	terminals  = []string{DefaultTerminal, TerminalRaw}
 )

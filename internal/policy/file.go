@@ -139,6 +139,8 @@ func scalarExample(key string) string {
 		return `a string: "` + strings.Join(logLevels, `", "`) + `"`
 	case "network":
 		return `a string: "` + strings.Join(networks, `", "`) + `"`
+	case "terminal":
+		return `a string: "` + strings.Join(terminals, `", "`) + `"`
 	}
 	return `a string such as "/home/me/project"`
 }

@@ -56,6 +56,7 @@ type Layer struct {
 	AgentPolicy, Resolver              *string
 	AgentAllow, AgentBlock             []string
 	Upstream                           []string
+	Terminal                           *string
 }
 
 // fileKeys are the keys of a config file, in the order errors list them.
@@ -64,6 +65,7 @@ var fileKeys = []string{
 	"ro", "rw", "protect", "mask", "unmask", "allow_hooks", "env",
 	"memory", "cpus", "pids", "log_level", "network",
 	"agent_policy", "agent_allow", "agent_block", "resolver", "upstream", "workdir",
+	"terminal",
 }
 
 // listKeys accumulate across layers; every other key is a scalar.
@@ -181,6 +183,10 @@ func (l *Layer) set(r ref, text, shown, base string) error {
 		var s string
 		s, err = parseResolver(text)
 		l.Resolver = &s
+	case "terminal":
+		var s string
+		s, err = parseChoice(text, terminals, "terminal mode")
+		l.Terminal = &s
 	default:
 		return fmt.Errorf("setting %q: not a scalar key", r.key)
 	}
@@ -270,6 +276,7 @@ type Flags struct {
 	AllowHooks                                     *bool
 	Memory, CPUs, Pids, LogLevel, Workdir, Network *string
 	AgentPolicy, Resolver                          *string
+	Terminal                                       *string
 }
 
 // FromFlags builds the flag layer. Values are parsed like config values and
@@ -284,6 +291,7 @@ func FromFlags(f Flags, cwd string) (Layer, error) {
 		{"workdir", f.Workdir}, {"memory", f.Memory}, {"cpus", f.CPUs},
 		{"pids", f.Pids}, {"log_level", f.LogLevel}, {"network", f.Network},
 		{"agent_policy", f.AgentPolicy}, {"resolver", f.Resolver},
+		{"terminal", f.Terminal},
 	}
 	for _, s := range scalars {
 		if s.v == nil {

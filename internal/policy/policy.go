@@ -48,6 +48,11 @@ type Policy struct {
 	// Resolver is the upstream DNS server the supervisor resolves with
 	// (ADDR[:PORT]); empty means the host's.
 	Resolver string `json:"resolver,omitempty"`
+	// Terminal is "filtered" (the default: escape sequences that reach past
+	// the screen, such as clipboard access and title reports, are dropped
+	// from the command's output; see internal/termfilter) or "raw" (the
+	// output reaches the user's terminal as written; loosening).
+	Terminal string `json:"terminal"`
 	// Upstream sends auth proxy routes elsewhere: ROUTE=URL entries (a
 	// company gateway, a local model server). Never from a project file.
 	Upstream []string `json:"upstream,omitempty"`

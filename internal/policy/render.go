@@ -11,7 +11,7 @@ import (
 
 // showKeys is the order `policy show` prints keys in.
 var showKeys = []string{
-	"workdir", "network", "agent_policy", "resolver", "log_level", "allow_hooks", "memory", "cpus", "pids",
+	"workdir", "network", "agent_policy", "resolver", "terminal", "log_level", "allow_hooks", "memory", "cpus", "pids",
 	"agent_allow", "agent_block", "upstream",
 	"ro", "rw", "protect", "mask", "unmask", "env",
 }
@@ -77,6 +77,8 @@ func (r Resolved) scalarText(key string) string {
 		return p.Resolver
 	case "log_level":
 		return p.LogLevel
+	case "terminal":
+		return p.Terminal
 	case "allow_hooks":
 		return strconv.FormatBool(p.AllowHooks)
 	case "memory":

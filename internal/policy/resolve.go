@@ -120,6 +120,7 @@ func (r *Resolved) apply(l *Layer) {
 	setScalar(r, l, "network", l.Network, &p.Network)
 	setScalar(r, l, "agent_policy", l.AgentPolicy, &p.AgentPolicy)
 	setScalar(r, l, "resolver", l.Resolver, &p.Resolver)
+	setScalar(r, l, "terminal", l.Terminal, &p.Terminal)
 	for _, key := range listKeys {
 		for _, v := range *l.list(key) {
 			r.addEntry(key, v, l.origin(key))
@@ -193,6 +194,9 @@ func checkAdmin(admin, l *Layer) error {
 	}
 	if l.AgentPolicy != nil && admin.AgentPolicy != nil && *admin.AgentPolicy == "deny" && *l.AgentPolicy != "deny" {
 		return adminError(l, "agent_policy", strconv.Quote(*l.AgentPolicy), admin, `sets agent_policy "deny"; remove the setting`)
+	}
+	if l.Terminal != nil && admin.Terminal != nil && *admin.Terminal == DefaultTerminal && *l.Terminal != DefaultTerminal {
+		return adminError(l, "terminal", strconv.Quote(*l.Terminal), admin, `sets terminal "filtered"; remove the setting`)
 	}
 	if l.Network != nil && admin.Network != nil && *l.Network != *admin.Network {
 		return adminError(l, "network", strconv.Quote(*l.Network), admin,
@@ -283,6 +287,9 @@ func checkProject(l *Layer) error {
 	}
 	if l.AgentPolicy != nil && *l.AgentPolicy != DefaultAgentPolicy {
 		return deny("agent_policy", strconv.Quote(*l.AgentPolicy), "it opens the network")
+	}
+	if l.Terminal != nil && *l.Terminal != DefaultTerminal {
+		return deny("terminal", strconv.Quote(*l.Terminal), "the command could set your clipboard")
 	}
 	if l.Resolver != nil {
 		return deny("resolver", strconv.Quote(*l.Resolver), "a resolver decides where allowed names lead")

@@ -105,6 +105,9 @@ func check(p Policy, home string, stat func(string) (fs.FileInfo, error)) *probl
 	if _, err := parseChoice(p.Network, networks, "network mode"); err != nil {
 		return &problem{"network", p.Network, err.Error()}
 	}
+	if _, err := parseChoice(p.Terminal, terminals, "terminal mode"); err != nil {
+		return &problem{"terminal", p.Terminal, err.Error()}
+	}
 	return nil
 }
 
@@ -193,6 +196,9 @@ func loosenings(p Policy, home string, uid int) []problem {
 		if environ.IsCredentialName(name) {
 			add("env", e, "env %s: a credential-shaped variable is passed in", name)
 		}
+	}
+	if p.Terminal == TerminalRaw {
+		add("terminal", "", "terminal raw: the command's escape sequences reach your terminal unfiltered (clipboard, title reports, notifications)")
 	}
 	if p.Network != "none" && p.AgentPolicy == "allow" {
 		add("agent_policy", "", "agent_policy allow: the sandbox reaches every public address (the private-range floor still holds)")

@@ -72,6 +72,7 @@ func TestValidate(t *testing.T) {
 		{"negative memory", with(func(p *Policy) { p.Memory = -1 }), "limits must be positive"},
 		{"log level", with(func(p *Policy) { p.LogLevel = "" }), `log_level "" is not a log level`},
 		{"network", with(func(p *Policy) { p.Network = "host" }), `network "host" is not a network mode`},
+		{"terminal", with(func(p *Policy) { p.Terminal = "plain" }), `terminal "plain" is not a terminal mode`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,7 +18,9 @@ import (
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
 
@@ -53,7 +55,11 @@ var (
 	stopGrace   = 10 * time.Second
 )
 
-const scrollback = 64 << 10 // bytes of terminal output replayed on attach
+// scrollback is how many bytes of terminal output are replayed on attach.
+// They are kept after the terminal filter, so the replay is filtered too; a
+// cut through a sequence that passed leaves its tail, which a terminal
+// shows as text: no sequence can start without its ESC.
+const scrollback = 64 << 10
 
 // supervisor is the state of one running session.
 type supervisor struct {
@@ -73,6 +79,9 @@ type supervisor struct {
 	proxy      *egress.Proxy
 	rules      *egress.Rules
 	auth       *authproxy.Proxy
+	// dropped holds the classes of escape sequences the terminal filter
+	// has dropped and the audit log has recorded, once each.
+	dropped map[termfilter.Class]bool
 }
 
 // serveHook serves each run's listeners with the session's one proxy, so
@@ -112,6 +121,7 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		"policy": map[string]any{
 			"enforcement": cfg.Enforcement, "network": p.Network, "ro": p.RO, "rw": p.RW,
 			"memory": p.Memory, "cpus": p.CPUs, "pids": p.Pids, "tripwire": cfg.Tripwire,
+			"terminal": p.Terminal,
 		},
 	})
 
@@ -369,17 +379,31 @@ func (s *supervisor) clearMaster() {
 	}
 }
 
-// pump copies the terminal's output to the scrollback and every client.
+// pump copies the terminal's output, filtered unless the policy asks for
+// the raw terminal, to the scrollback and every client.
 func (s *supervisor) pump(m *os.File) {
 	buf := make([]byte, 32<<10)
+	var filter *termfilter.Filter
+	if s.cfg.Job.Policy.Terminal != policy.TerminalRaw {
+		filter = &termfilter.Filter{Dropped: s.terminalDropped}
+	}
 	for {
 		n, err := m.Read(buf)
-		if n > 0 {
-			out := append([]byte(nil), buf[:n]...)
+		var out []byte // the clients' own: they send it later
+		if filter != nil {
+			out = filter.Append(make([]byte, 0, n+64), buf[:n])
+		} else {
+			out = append(out, buf[:n]...)
+		}
+		if len(out) > 0 {
 			s.mu.Lock()
 			s.screen = append(s.screen, out...)
 			if len(s.screen) > scrollback {
-				s.screen = append([]byte(nil), s.screen[len(s.screen)-scrollback:]...)
+				cut := len(s.screen) - scrollback
+				for cut < len(s.screen) && s.screen[cut]&0xc0 == 0x80 {
+					cut++ // not inside a character: a lone 0x80–0x9F is a C1 control to some terminals
+				}
+				s.screen = append([]byte(nil), s.screen[cut:]...)
 			}
 			for c := range s.clients {
 				if !c.send(FrameOutput, out) {
@@ -392,6 +416,22 @@ func (s *supervisor) pump(m *os.File) {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// terminalDropped records the first escape sequence of each class that the
+// terminal filter drops: the user learns what the command tried, once.
+func (s *supervisor) terminalDropped(c termfilter.Class) {
+	s.mu.Lock()
+	seen := s.dropped[c]
+	if s.dropped == nil {
+		s.dropped = map[termfilter.Class]bool{}
+	}
+	s.dropped[c] = true
+	s.mu.Unlock()
+	if !seen {
+		s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(
+			"terminal: dropped %s from the command's output (--terminal raw passes it)", c)})
 	}
 }
 

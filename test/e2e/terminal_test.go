@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// cprLine is the answer to CSI 6n as the script prints it.
+var cprLine = regexp.MustCompile(`cpr=[0-9]+;[0-9]+R`)
+
+// clipText is what the command tries to put on the user's clipboard
+// (c3RvY2thZGUtY2xpcA== in the OSC 52).
+const clipText = "stockade-clip"
+
+// TestTermFilter: the sandboxed command prints an OSC 52 (set the
+// clipboard), a title and a cursor position query, on a tmux pane whose
+// set-clipboard is on: tmux turns an OSC 52 that reaches it into a paste
+// buffer. By default the clipboard sequence never reaches tmux, while the
+// title and the query's answer (which TUIs need) still work; with
+// --terminal raw the buffer appears. Both the session relay (a terminal on
+// stdin and stdout) and the foreground relay (stdin a pipe) are covered.
+func TestTermFilter(t *testing.T) {
+	requireSandbox(t)
+	for _, tt := range []struct {
+		name     string
+		flags    string
+		piped    bool // stdin a pipe: the foreground relay instead of a session
+		wantClip bool
+	}{
+		// Short names: the session's socket path lives below t.TempDir().
+		{"tty", "", false, false},
+		{"tty-raw", "--terminal raw", false, true},
+		{"pipe", "", true, false},
+		{"pipe-raw", "--terminal raw", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("t.sh", `printf '\033]2;%s\007' TITLE-FROM-SANDBOX
+printf '\033]52;c;%s\007' c3RvY2thZGUtY2xpcA==
+if [ -t 0 ]; then
+	printf '\033[6n'; IFS= read -rs -n 20 -d R reply; echo "cpr=${reply#*[}R"
+fi
+echo done`)
+			run := bin + " run --log-level error " + tt.flags + " -- bash t.sh"
+			if tt.piped {
+				run = "echo | " + run
+			}
+			// The pane waits for a line, so that set-clipboard is on
+			// before the command prints.
+			m := newTmux(t, e, 100, 30, `sh -c 'read go; `+run+`'`)
+			m.run("set-option", "-g", "set-clipboard", "on")
+			m.run("send-keys", "go", "Enter")
+			screen := m.waitScreen("exit=")
+			if !strings.Contains(screen, "done") || !strings.Contains(screen, "exit=0") {
+				t.Fatalf("the command did not finish:\n%s", screen)
+			}
+			buffers := m.run("list-buffers", "-F", "#{buffer_sample}")
+			if got := strings.Contains(buffers, clipText); got != tt.wantClip {
+				t.Errorf("tmux paste buffers %q: clipboard set = %v, want %v", buffers, got, tt.wantClip)
+			}
+			if title := strings.TrimSpace(m.run("display-message", "-p", "#{pane_title}")); title != "TITLE-FROM-SANDBOX" {
+				t.Errorf("pane title %q: the title did not pass", title)
+			}
+			if !tt.piped && !cprLine.MatchString(screen) {
+				t.Errorf("the cursor position query was not answered:\n%s", screen)
+			}
+			if !tt.piped {
+				logs, _ := filepath.Glob(filepath.Join(e.home, ".local/state/stockade/audit/*.jsonl"))
+				var all []byte
+				for _, l := range logs {
+					b, _ := os.ReadFile(l)
+					all = append(all, b...)
+				}
+				if logged := strings.Contains(string(all), "dropped clipboard access (OSC 52)"); logged == tt.wantClip {
+					t.Errorf("the audit log records the dropped OSC 52: %v, want %v\n%s", logged, !tt.wantClip, all)
+				}
+			}
+		})
+	}
+}
+
+// TestReplayFilter: the 64 KiB replay on attach is filtered too. A session
+// prints an OSC 52 before anyone attaches; a first client (tmux's default
+// set-clipboard, which ignores OSC 52) sees the output and detaches, so the
+// output is in the scrollback; a second client, on a pane with
+// set-clipboard on, gets it only as the replay.
+func TestReplayFilter(t *testing.T) {
+	requireSandbox(t)
+	for _, tt := range []struct {
+		name     string
+		flags    []string
+		wantClip bool
+	}{{"f", nil, false}, {"raw", []string{"--terminal", "raw"}, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			args := append([]string{"run", "-d", "--log-level", "error"}, tt.flags...)
+			r := e.run("", nil, append(args, "--", "bash", "-c",
+				`printf '\033]52;c;%s\007' c3RvY2thZGUtY2xpcA==; echo printed; exec sleep 1000`)...)
+			id := strings.TrimSpace(r.stdout)
+			if r.code != 0 || len(id) != 6 {
+				t.Fatalf("run -d: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+			}
+			defer e.run("", nil, "stop", "-s", id)
+			first := newTmux(t, e, 100, 30, bin+" attach -s "+id)
+			first.waitScreen("printed")
+			first.run("send-keys", "C-]")
+			first.waitScreen("exit=0")
+			second := newTmux(t, e, 100, 30, `sh -c 'read go; exec `+bin+` attach -s `+id+`'`)
+			second.run("set-option", "-g", "set-clipboard", "on")
+			second.run("send-keys", "go", "Enter")
+			second.waitScreen("printed")
+			buffers := second.run("list-buffers", "-F", "#{buffer_sample}")
+			if got := strings.Contains(buffers, clipText); got != tt.wantClip {
+				t.Errorf("tmux paste buffers %q after the replay: clipboard set = %v, want %v", buffers, got, tt.wantClip)
+			}
+		})
+	}
+}
