@@ -169,7 +169,7 @@ func prepare(j Job, h Hooks) *prepared {
 		h.Warn("%v", err)
 	}
 	mcfg := mount.Config{Workdir: p.Workdir, RW: p.RW, Protect: p.Protect}
-	planned, missing := mount.Split(mount.Missing(mcfg))
+	planned, missing := splitMissing(mount.Missing(mcfg))
 	pr.missing = missing
 	create := func() error {
 		ps, err := mount.Create(planned, records.Stash())
