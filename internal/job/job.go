@@ -58,6 +58,7 @@ type Hooks struct {
 	OnStarted             func()                      // init holds its stdio
 	OnCommand             func()                      // the command is running
 	Warn                  func(format string, args ...any)
+	Review                func(line string) // each REVIEW line at exit (reviewAt); nil: to Stderr
 	Debug                 func(what string, v any)
 	// Snapshot takes a tripwire snapshot of the protected and masked host
 	// paths before the command starts and restores it after the sandbox is
@@ -87,6 +88,7 @@ func Run(j Job, h Hooks) (int, error) {
 	sandbox.Warm()
 	pr := prepare(j, h)
 	defer pr.cleanup()
+	defer reviewAt(j, h)()
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {

@@ -191,6 +191,7 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 			OnTamper:  s.tamperHook(),
 			Serve:     s.serveHook(),
 			Warn:      func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
+			Review:    func(l string) { s.log(audit.EventWarning, map[string]any{"message": "REVIEW: " + l}) },
 		})
 		s.clearMaster()
 		s.mu.Lock()
