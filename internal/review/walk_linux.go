@@ -86,7 +86,7 @@ func walk(root string, watches []Watch) (map[string]entry, map[string]Watch, err
 		return nil, nil, fmt.Errorf("opening the workdir to review: %w", err)
 	}
 	defer r.Close()
-	w := walker{root: r, files: map[string]entry{}, watchOf: map[string]Watch{}}
+	w := walker{root: r, files: map[string]entry{}, watchOf: map[string]Watch{}, dirs: map[string][]string{}}
 	for _, wt := range watches {
 		w.watch = wt
 		if err := w.elems("", strings.Split(wt.Pattern, "/")); err != nil {
@@ -101,6 +101,7 @@ type walker struct {
 	watch   Watch
 	files   map[string]entry
 	watchOf map[string]Watch
+	dirs    map[string][]string // names per directory, read once per walk
 }
 
 // elems matches the pattern elements pat below the directory dir.
@@ -117,7 +118,7 @@ func (w *walker) elems(dir string, pat []string) error {
 				return err
 			}
 		}
-		return w.each(dir, func(name string, st *unix.Stat_t) error {
+		return w.each(dir, nil, func(name string, st *unix.Stat_t) error {
 			p := path.Join(dir, name)
 			if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 				return w.elems(p, pat)
@@ -131,10 +132,11 @@ func (w *walker) elems(dir string, pat []string) error {
 	if !strings.ContainsAny(elem, "*?[") {
 		return w.one(dir, elem, rest)
 	}
-	return w.each(dir, func(name string, st *unix.Stat_t) error {
-		if ok, _ := path.Match(elem, name); !ok {
-			return nil
-		}
+	matches := func(name string) bool {
+		ok, _ := path.Match(elem, name)
+		return ok
+	}
+	return w.each(dir, matches, func(name string, st *unix.Stat_t) error {
 		return w.found(path.Join(dir, name), st, rest)
 	})
 }
@@ -171,46 +173,53 @@ func (w *walker) found(p string, st *unix.Stat_t, rest []string) error {
 	return nil
 }
 
-// each calls fn for every entry of the directory dir, with its lstat.
-func (w *walker) each(dir string, fn func(name string, st *unix.Stat_t) error) error {
-	f, err := w.root.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR), beneath.IsLoop(err):
-		return nil
-	case err != nil:
-		return err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return fmt.Errorf("listing %s: %w", dir, err)
-	}
-	sc, err := f.SyscallConn()
+// each calls fn for every entry of the directory dir that want accepts
+// (every entry if want is nil), with its lstat: only those are stat'ed.
+func (w *walker) each(dir string, want func(name string) bool, fn func(name string, st *unix.Stat_t) error) error {
+	names, err := w.list(dir)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		var st unix.Stat_t
-		var serr error
-		// One component below an open directory: nothing to follow but
-		// the last element, which AT_SYMLINK_NOFOLLOW leaves alone.
-		cerr := sc.Control(func(fd uintptr) {
-			serr = unix.Fstatat(int(fd), name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		})
-		if cerr != nil {
-			return cerr
+		if want != nil && !want(name) {
+			continue
 		}
-		if errors.Is(serr, unix.ENOENT) {
+		p := path.Join(dir, name)
+		st, err := w.root.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed meanwhile
 		}
-		if serr != nil {
-			return fmt.Errorf("stat %s: %w", path.Join(dir, name), serr)
+		if err != nil {
+			return err
 		}
 		if err := fn(name, &st); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// list returns the names in the directory dir, read once per walk: several
+// patterns look into the same directory (the workdir's top level).
+func (w *walker) list(dir string) ([]string, error) {
+	if names, ok := w.dirs[dir]; ok {
+		return names, nil
+	}
+	f, err := w.root.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR), beneath.IsLoop(err):
+		w.dirs[dir] = nil
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	w.dirs[dir] = names
+	return names, nil
 }
 
 // add records the file p.
