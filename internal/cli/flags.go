@@ -16,7 +16,7 @@ type policyFlags struct {
 	Protect    []string `help:"Keep PATH read-only even inside the workdir (relative to the workdir); repeatable." placeholder:"PATH"`
 	Mask       []string `help:"Make PATH read empty inside (relative to the workdir; a * in the last element is a glob); repeatable." placeholder:"PATH"`
 	Unmask     []string `help:"Remove PATH from the masked paths; loosens the sandbox; repeatable." placeholder:"PATH"`
-	AllowHooks *bool    `name:"allow-hooks" help:"Leave .git/hooks writable; loosens the sandbox."`
+	AllowHooks *bool    `name:"allow-hooks" help:"Leave git hooks and hook managers' configs (.husky, lefthook, ...) writable; loosens the sandbox."`
 	Env        []string `help:"Pass host variable NAME, or set NAME=VALUE, inside; the only way a credential-shaped name gets in; repeatable." placeholder:"NAME[=VALUE]"`
 	Memory     *string  `help:"Memory limit, bytes or with k/m/g/t (e.g. 4g)." placeholder:"SIZE"`
 	CPUs       *string  `name:"cpus" help:"CPU limit in cores (e.g. 1.5)." placeholder:"N"`

@@ -16,13 +16,20 @@ type Finding struct {
 const (
 	FindingQuarantined = "quarantined" // moved aside, nothing lost
 	FindingUnhandled   = "unhandled"   // could not be moved aside: the user must look
+	// FindingReview: a file the user runs soon that the command wrote,
+	// legitimately its work (a CI workflow, a venv script); Detail is
+	// the whole line, with the path.
+	FindingReview = "review"
 )
 
 // String is the finding's line, without the "stockade: " prefix.
 func (f Finding) String() string {
 	label := "QUARANTINED"
-	if f.Kind == FindingUnhandled {
+	switch f.Kind {
+	case FindingUnhandled:
 		label = "REVIEW NOW"
+	case FindingReview:
+		return "REVIEW: " + f.Detail
 	}
 	s := label + ": " + f.Path
 	if f.Rule != "" {

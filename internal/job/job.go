@@ -90,6 +90,7 @@ func Run(j Job, h Hooks) (int, error) {
 	sandbox.Warm()
 	pr := prepare(j, h)
 	defer pr.cleanup()
+	defer reviewAt(j, h)()
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
@@ -181,6 +182,7 @@ func prepare(j Job, h Hooks) *prepared {
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
+		NoHold: policy.NoPlaceholders(),
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	sc := mount.ScanTrees(pr.mountCfg, mount.OS{})

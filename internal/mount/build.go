@@ -44,6 +44,10 @@ type Config struct {
 	// from a project directory (.npmrc, .envrc, .env), which the agent
 	// must not be able to plant.
 	Hold []string
+	// NoHold are the Protect patterns whose missing instances get no
+	// placeholder: an empty file there would change what their tool does.
+	// What the command creates there is found at exit (Scan.Created).
+	NoHold []string
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink

@@ -155,13 +155,16 @@ type scanner struct {
 func ScanTrees(cfg Config, host Host) Scan {
 	s := &scanner{host: host, byName: map[string][]*pattern{}, seen: map[string]bool{},
 		unmasked: map[string]bool{}, missing: map[string]bool{}}
-	hold := map[string]bool{}
+	hold, noHold := map[string]bool{}, map[string]bool{}
 	for _, h := range cfg.Hold {
 		hold[h] = true
 	}
+	for _, h := range cfg.NoHold {
+		noHold[h] = true
+	}
 	for _, raw := range cfg.Protect {
 		if p, ok := compile(raw, false); ok {
-			p.hold = true
+			p.hold = !noHold[raw]
 			s.protect = append(s.protect, p)
 		}
 	}

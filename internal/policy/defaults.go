@@ -23,43 +23,13 @@ const (
 )
 
 // defaultProtect are read-only even inside the workdir: anything that runs
-// code or steers an agent on the host after the sandbox exits (git hooks and
-// config, editor and devcontainer tasks, agent instruction files, MCP config,
-// stockade's own project config).
-var defaultProtect = []string{
-	".git/hooks/",
-	".git/config",
-	".gitmodules",
-	".husky/",
-	".pre-commit-config.yaml",
-	".devcontainer/",
-	".vscode/",
-	".idea/",
-	".mcp.json",
-	ProjectFile,
-	"CLAUDE.md",
-	"CLAUDE.local.md",
-	"AGENTS.md",
-	"GEMINI.md",
-	".claude/",
-	".codex/",
-	".gemini/",
-	".opencode/",
-	"opencode.json",
-	".cursor/rules/",
-	".cursor/mcp.json",
-	".cursorrules",
-	".windsurfrules",
-	".clinerules",
-	".github/copilot-instructions.md",
-	// Masked when it exists; protected so that a missing one gets a
-	// placeholder: a planted key file would reroute the user's requests.
-	".stockaderc",
-}
+// code or steers an agent on the host after the sandbox exits. The table with
+// a reason for each is protectTable (protected.go).
+var defaultProtect = protectPaths()
 
 // hookPaths are the defaultProtect entries that allow_hooks leaves writable:
-// directories whose scripts git runs on the host.
-var hookPaths = []string{".git/hooks/", ".husky/"}
+// git hooks, and the files of the hook managers whose commands git hooks run.
+var hookPaths = hookPathsOf()
 
 // defaultMask read empty: files that commonly hold credentials.
 var defaultMask = []string{

@@ -22,7 +22,7 @@ type Policy struct {
 	Mask []string `json:"mask"`
 	// Unmask removes entries from Mask (loosening).
 	Unmask []string `json:"unmask,omitempty"`
-	// AllowHooks leaves .git/hooks writable (loosening).
+	// AllowHooks leaves git hooks and the hook managers' configs writable (loosening).
 	AllowHooks bool `json:"allow_hooks"`
 	// Env names host variables to pass (NAME) or sets them (NAME=VALUE).
 	Env []string `json:"env,omitempty"`

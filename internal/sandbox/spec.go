@@ -29,6 +29,9 @@ type Config struct {
 	// Hold are the Mask patterns whose missing instances get placeholders
 	// (mount.Config.Hold).
 	Hold []string
+	// NoHold are the Protect patterns that get no placeholder
+	// (mount.Config.NoHold).
+	NoHold []string
 	// Scan, when set, is the scan of the trees the plan is made from
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
@@ -40,7 +43,7 @@ func (c Config) MountConfig() mount.Config {
 	return mount.Config{
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
-		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold,
+		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
 	}
 }
 

@@ -266,12 +266,12 @@ func TestTripwire(t *testing.T) {
 	for _, flag := range []bool{true, false} {
 		t.Run(fmt.Sprint("tripwire=", flag), func(t *testing.T) {
 			e := newEnv(t)
-			planted := filepath.Join(e.workdir, ".cursor", "rules", "evil.mdc")
+			planted := filepath.Join(e.workdir, ".github", "hooks", "evil.json")
 			args := []string{"run", "-d", "--log-level", "error"}
 			if flag {
 				args = append(args, "--tripwire")
 			}
-			args = append(args, "--", "sh", "-c", "mkdir -p .cursor/rules && echo evil > .cursor/rules/evil.mdc && echo planted > done; sleep 1000")
+			args = append(args, "--", "sh", "-c", "mkdir -p .github/hooks && echo evil > .github/hooks/evil.json && echo planted > done; sleep 1000")
 			r := e.run("", nil, args...)
 			id := strings.TrimSpace(r.stdout)
 			if r.code != 0 {
@@ -293,7 +293,7 @@ func TestTripwire(t *testing.T) {
 				e.run("", nil, "stop", "-s", id)
 			}
 			logs := e.run("", nil, "logs", "-s", id).stdout
-			if flag && !strings.Contains(logs, "tripwire: protected path changed: "+filepath.Join(e.workdir, ".cursor/rules")+" (created); stopping the session") {
+			if flag && !strings.Contains(logs, "tripwire: protected path changed: "+filepath.Join(e.workdir, ".github/hooks")+" (created); stopping the session") {
 				t.Errorf("no TAMPER stop in the log:\n%s", logs)
 			}
 			if !strings.Contains(logs, "(created); restored") {

@@ -29,9 +29,9 @@ var linkRows = []row{
 	{name: "link_parent_cursor_to_home", setup: hostFiles(files("home/.cursor/mcp.json", `{"mcpServers":{"real":{}}}`+"\n",
 		"home/.local/share/stockade/home/run/.cursor/mcp.json", "{}\n"), symlink("../home/.cursor", "work/.cursor")),
 		args: sh("cat {work}/.cursor/mcp.json"), want: "{}"},
-	{name: "link_parent_cursor_planted", setup: hostFiles(files("home/.cursor/mcp.json", `{"mcpServers":{"real":{}}}`+"\n")),
-		before: sh("ln -s ../home/.cursor .cursor && mkdir -p $HOME/.cursor && echo '{}' > $HOME/.cursor/mcp.json"),
-		args:   probe("read", "{work}/.cursor/mcp.json"), want: "DENIED ENOENT", check: quarantined("work/.cursor")},
+	{name: "link_parent_github_planted", setup: hostFiles(files("home/.ghx/copilot-instructions.md", "the user's own\n")),
+		before: sh("ln -s ../home/.ghx .github && mkdir -p $HOME/.ghx && echo mine > $HOME/.ghx/copilot-instructions.md"),
+		args:   probe("read", "{work}/.github/copilot-instructions.md"), want: "DENIED ENOENT", check: quarantined("work/.github")},
 	// Another repository's .git, through a link into the sandbox HOME's path.
 	{name: "link_parent_git_to_other_repo", setup: hostFiles(without("work/.git"), files("home/repo/.git/config", "[core]\n", "home/repo/.git/hooks/pre-commit", "#!/bin/sh\n")),
 		before: sh("ln -s ../home/repo/.git .git && mkdir -p $HOME/repo/.git/hooks && touch $HOME/repo/.git/config"),

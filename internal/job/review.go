@@ -1,0 +1,33 @@
+package job
+
+import "github.com/stockade-dev/stockade/internal/review"
+
+// reviewAt takes a snapshot of the files in the workdir that the user will
+// soon run (CI workflows, a virtualenv's startup files, node_modules/.bin)
+// and returns what reports their changes: one finding each (OnFinding).
+// Call the result only once the sandbox is gone, so that nothing inside can
+// change them after the report.
+func reviewAt(j Job, h Hooks) func() {
+	snap, err := review.Before(j.Policy.Workdir, review.Watched)
+	if err != nil && h.Warn != nil {
+		h.Warn("the files you run soon (CI workflows, .venv, node_modules/.bin) are not reviewed at exit: %v", err)
+	}
+	return func() {
+		if snap == nil {
+			return
+		}
+		changes, err := snap.After()
+		if err != nil {
+			if h.Warn != nil {
+				h.Warn("reviewing the files you run soon: %v", err)
+			}
+			return
+		}
+		if h.OnFinding == nil {
+			return
+		}
+		for _, line := range review.Lines(changes) {
+			h.OnFinding(Finding{Kind: FindingReview, Detail: line})
+		}
+	}
+}

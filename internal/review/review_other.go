@@ -1,0 +1,17 @@
+//go:build !linux
+
+package review
+
+import "errors"
+
+// ErrNotSupported: the review resolves paths with openat2, which needs Linux.
+var ErrNotSupported = errors.New("reviewing the workdir needs Linux")
+
+// Snapshot is the state of the watched files before a run.
+type Snapshot struct{}
+
+// Before returns ErrNotSupported.
+func Before(string, []Watch) (*Snapshot, error) { return nil, ErrNotSupported }
+
+// After returns ErrNotSupported.
+func (*Snapshot) After() ([]Change, error) { return nil, ErrNotSupported }
