@@ -220,6 +220,45 @@ func (r row) describe(arch Arch) string {
 	return fmt.Sprintf("%v: %s(%s)", arch, name, strings.Join(args, ", "))
 }
 
+// TestFilterCost bounds the instructions the filter runs for the calls that
+// keep running it: those whose verdict depends on their arguments. (The
+// kernel caches the allow of every other call after its first use.) Before
+// they were placed first, a recvfrom ran 76.
+func TestFilterCost(t *testing.T) {
+	tests := []struct {
+		r   row
+		max int
+	}{
+		{call("ioctl", Allow, 1, 0x5401), 64}, // TCGETS, past every ioctl rule
+		{call("ioctl", EPERM, 1, tiocSTI), 16},
+		{call("recvfrom", Allow, 3, 0, 1, 0), 24},
+		{call("sendto", Allow, 3, 0, 1, 0x4000), 24},
+		{call("recvmsg", Allow, 3, 0, 0), 24},
+		{call("socket", Allow, afINET, 1), 32},
+		{call("clone", Allow, 0x3d0f00), 12},
+		{call("prctl", Allow, 15), 16},
+	}
+	for _, arch := range Arches() {
+		prog, err := Compile(Default(), arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range tests {
+			d, err := tt.r.data(arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, steps, err := runCounting(prog, d)
+			switch {
+			case err != nil || got != tt.r.want:
+				t.Errorf("%s = %v, %v; want %v", tt.r.describe(arch), got, err, tt.r.want)
+			case steps > tt.max:
+				t.Errorf("%s runs %d instructions, want at most %d", tt.r.describe(arch), steps, tt.max)
+			}
+		}
+	}
+}
+
 // TestDefaultUnconditional checks every rule without arguments, on every
 // arch that has the call, so a new rule is tested even before it gets a row.
 func TestDefaultUnconditional(t *testing.T) {
@@ -248,7 +287,7 @@ func TestCompileRejects(t *testing.T) {
 		t.Error("Compile of an invalid profile succeeded")
 	}
 	var huge []Rule
-	for i := range 1500 {
+	for i := range maxInstructions {
 		huge = append(huge, Rule{Names: []string{"ioctl"}, Action: EPERM,
 			Args: []ArgMatch{{Index: 1, Width: Word32, Op: Equal, Value: uint64(i)}}})
 	}
