@@ -170,6 +170,19 @@ type Rule struct {
 type Profile struct {
 	DefaultAction Action
 	Rules         []Rule
+	// Kept records what the profile leaves to DefaultAction on purpose
+	// although other profiles refuse it. Compile ignores it.
+	Kept []Kept
+}
+
+// Kept is a system call, or one use of it, that a profile stockade was
+// compared with refuses and this one allows, with the reason.
+type Kept struct {
+	Names []string
+	// Use names the arguments concerned ("MAP_GROWSDOWN"), or is empty when
+	// every call is kept; then no rule may name the call.
+	Use    string
+	Reason string
 }
 
 // Len returns the number of rules, counting a rule once per system call it
@@ -216,6 +229,23 @@ func (p Profile) Validate() error {
 			}
 			seen[key] = true
 			catchAll[name] = len(r.Args) == 0
+		}
+	}
+	return p.validateKept()
+}
+
+// validateKept reports a kept entry without names or reason, or one that
+// keeps a whole call that a rule names.
+func (p Profile) validateKept() error {
+	named := p.Names()
+	for i, k := range p.Kept {
+		if len(k.Names) == 0 || k.Reason == "" {
+			return fmt.Errorf("validating seccomp profile: kept entry %d needs names and a reason", i)
+		}
+		for _, name := range k.Names {
+			if _, found := slices.BinarySearch(named, name); found && k.Use == "" {
+				return fmt.Errorf("validating seccomp profile: %s is kept allowed, but a rule names it", name)
+			}
 		}
 	}
 	return nil
