@@ -104,6 +104,9 @@ type group struct {
 	name  string
 	nr    uint32
 	rules []Rule
+	// conditional: some rule looks at arguments, so the verdict of the call
+	// is not cached and the filter runs at every call.
+	conditional bool
 }
 
 func groupByNumber(p Profile, info archInfo) ([]*group, error) {
@@ -125,22 +128,19 @@ func groupByNumber(p Profile, info archInfo) ([]*group, error) {
 				groups = append(groups, g)
 			}
 			g.rules = append(g.rules, r)
+			g.conditional = g.conditional || len(r.Args) > 0
 		}
 	}
 	slices.SortStableFunc(groups, func(x, y *group) int {
 		switch {
-		case x.hasConditions() == y.hasConditions():
+		case x.conditional == y.conditional:
 			return 0
-		case x.hasConditions():
+		case x.conditional:
 			return -1
 		}
 		return 1
 	})
 	return groups, nil
-}
-
-func (g *group) hasConditions() bool {
-	return slices.ContainsFunc(g.rules, func(r Rule) bool { return len(r.Args) > 0 })
 }
 
 // compile returns the block for one system call: each rule's conditions,

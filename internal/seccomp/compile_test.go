@@ -365,3 +365,13 @@ func TestCompileRejects(t *testing.T) {
 		t.Error("Compile of a program over BPF_MAXINSNS succeeded")
 	}
 }
+
+// BenchmarkCompileDefault is the work every stockade start does once (in the
+// background, see sandbox.Warm).
+func BenchmarkCompileDefault(b *testing.B) {
+	for b.Loop() {
+		if _, err := Compile(Default(), AMD64); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
