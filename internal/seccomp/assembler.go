@@ -17,7 +17,20 @@ type assembler struct {
 	prog   []Instruction
 	labels []int // label -> pc, -1 until bound
 	fixups []fixup
+	acc    accState
 }
+
+// accState is what the accumulator is known to hold on the straight path
+// being emitted: the word at offset off of seccomp_data, ANDed with mask.
+// A load or an AND that would leave it unchanged is not emitted, so a run of
+// rules on the same argument loads it once: the ioctl rules, tried for every
+// ioctl the agent makes, then cost one jump each.
+type accState struct {
+	known     bool
+	off, mask uint32
+}
+
+const wholeWord = 0xffffffff
 
 type fixup struct {
 	pc     int
@@ -29,13 +42,38 @@ func (a *assembler) newLabel() label {
 	return label(len(a.labels) - 1)
 }
 
-// bind places l at the next instruction to be emitted.
-func (a *assembler) bind(l label) { a.labels[l] = len(a.prog) }
+// bind places l at the next instruction to be emitted. Jumps are forward
+// only, so every jump to l is emitted by now; if there is one, the
+// accumulator may hold something else when it arrives, and nothing is known
+// about it any more (a caller that knows better sets a.acc after).
+func (a *assembler) bind(l label) {
+	a.labels[l] = len(a.prog)
+	for _, f := range a.fixups {
+		if f.jt == l || f.jf == l {
+			a.acc = accState{}
+			return
+		}
+	}
+}
 
 func (a *assembler) emit(ins Instruction) { a.prog = append(a.prog, ins) }
 
 // load puts the 32-bit word at offset off of seccomp_data in the accumulator.
-func (a *assembler) load(off uint32) { a.emit(stmt(opLdAbsW, off)) }
+func (a *assembler) load(off uint32) {
+	if want := (accState{known: true, off: off, mask: wholeWord}); a.acc != want {
+		a.emit(stmt(opLdAbsW, off))
+		a.acc = want
+	}
+}
+
+// loadMasked puts the word at offset off, ANDed with mask, in the accumulator.
+func (a *assembler) loadMasked(off, mask uint32) {
+	if want := (accState{known: true, off: off, mask: mask}); a.acc != want {
+		a.load(off)
+		a.emit(stmt(opAndK, mask))
+		a.acc = want
+	}
+}
 
 // cond emits a conditional jump on the accumulator against k.
 func (a *assembler) cond(code uint16, k uint32, jt, jf label) {

@@ -1,6 +1,9 @@
 package seccomp
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Classic BPF opcodes (include/uapi/linux/filter.h, bpf_common.h): only those
 // the compiler emits, all of which the kernel's seccomp_check_filter accepts.
@@ -36,14 +39,18 @@ func argHigh(i int) uint32 { return uint32(offArgs + 8*i + 4) }
 //
 //	arch != arch's AUDIT_ARCH          -> KillProcess
 //	x86_64: nr has the x32 bit         -> KillProcess (nr -1 excepted: it is a no-op)
-//	for each system call p names, in order of first appearance:
+//	for each system call p names, first those with conditions on arguments,
+//	then the others, each in order of first appearance:
 //	    nr == N ? try its rules in order, else p.DefaultAction
 //	p.DefaultAction
 //
 // Names that arch never had (see arm64Absent) are skipped. Each system call
 // has one block that ends in a return, so a call is compared with every
 // number only until its own block, and a call whose verdict does not depend
-// on its arguments never loads one: the kernel can then cache the verdict.
+// on its arguments never loads one: the kernel then caches an allow and never
+// runs the filter for that call again. The calls that keep running it are
+// those with conditions (ioctl, sendto, recvfrom, ...), hence their place at
+// the front; a denied call fails, and may take its time.
 func Compile(p Profile, arch Arch) ([]Instruction, error) {
 	info, ok := arches[arch]
 	if !ok {
@@ -97,6 +104,9 @@ type group struct {
 	name  string
 	nr    uint32
 	rules []Rule
+	// conditional: some rule looks at arguments, so the verdict of the call
+	// is not cached and the filter runs at every call.
+	conditional bool
 }
 
 func groupByNumber(p Profile, info archInfo) ([]*group, error) {
@@ -118,8 +128,18 @@ func groupByNumber(p Profile, info archInfo) ([]*group, error) {
 				groups = append(groups, g)
 			}
 			g.rules = append(g.rules, r)
+			g.conditional = g.conditional || len(r.Args) > 0
 		}
 	}
+	slices.SortStableFunc(groups, func(x, y *group) int {
+		switch {
+		case x.conditional == y.conditional:
+			return 0
+		case x.conditional:
+			return -1
+		}
+		return 1
+	})
 	return groups, nil
 }
 
@@ -133,8 +153,15 @@ func (g *group) compile(def Action) ([]Instruction, error) {
 		for _, m := range r.Args {
 			a.match(m, next)
 		}
+		// A single 32-bit condition jumps to next only from its one
+		// comparison, so the accumulator holds there what it holds now.
+		// (A 64-bit one may jump while holding either half.)
+		after := a.acc
 		a.emit(stmt(opRetK, uint32(r.Action)))
 		a.bind(next)
+		if len(r.Args) == 1 && r.Args[0].Width == Word32 {
+			a.acc = after
+		}
 		if len(r.Args) == 0 {
 			// Validate made this the last rule for the call; a default
 			// return after it could never run.
@@ -192,12 +219,10 @@ func (a *assembler) match(m ArgMatch, fail label) {
 	case MaskedEqual:
 		// With no mask bits in the high half, that half is 0 == 0.
 		if wide && mhi != 0 {
-			a.load(argHigh(m.Index))
-			a.emit(stmt(opAndK, mhi))
+			a.loadMasked(argHigh(m.Index), mhi)
 			a.cond(opJeqK, hi, fallThrough, fail)
 		}
-		a.load(argLow(m.Index))
-		a.emit(stmt(opAndK, mlo))
+		a.loadMasked(argLow(m.Index), mlo)
 		a.cond(opJeqK, lo, fallThrough, fail)
 	}
 	a.bind(pass)

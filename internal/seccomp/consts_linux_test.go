@@ -35,6 +35,8 @@ func TestConstants(t *testing.T) {
 		{"TIOCLINUX", tiocLinux, unix.TIOCLINUX},
 		{"TIOCSETD", tiocSetD, unix.TIOCSETD},
 		{"SIOCATMARK", siocAtMark, unix.SIOCATMARK},
+		{"FICLONE", fiClone, unix.FICLONE},
+		{"FICLONERANGE", fiCloneRange, unix.FICLONERANGE},
 		{"PR_SET_DUMPABLE", prSetDumpable, unix.PR_SET_DUMPABLE},
 		{"PR_SET_PTRACER", prSetPtracer, unix.PR_SET_PTRACER},
 		{"S_IFMT", sIFMT, unix.S_IFMT},

@@ -21,20 +21,35 @@
 // Default allows everything else and answers a denied call with EPERM, so a
 // tool sees an ordinary "operation not permitted" and can report it:
 //   - the filesystem view: mount and the new mount API, pivot_root, chroot,
-//     listmount/statmount;
+//     listmount/statmount, listns;
 //   - namespaces: setns, and unshare/clone with any CLONE_NEW* flag. clone3
 //     fails with ENOSYS instead, because its flags sit in memory the filter
 //     cannot read, and ENOSYS makes libc fall back to clone;
-//   - kernel exploit primitives: bpf, perf_event_open, io_uring, userfaultfd;
-//   - other processes: ptrace, process_vm_readv/writev, pidfd_getfd,
-//     prctl(PR_SET_PTRACER), prctl(PR_SET_DUMPABLE, non-zero);
+//   - kernel exploit primitives: bpf, perf_event_open, io_uring, userfaultfd,
+//     vmsplice, modify_ldt, remap_file_pages, memfd_secret;
+//   - other processes: ptrace, process_vm_readv/writev, pidfd_getfd, kcmp,
+//     process_madvise, prctl(PR_SET_PTRACER), prctl(PR_SET_DUMPABLE, non-zero);
+//   - NUMA placement and page migration: mbind, set/get_mempolicy,
+//     set_mempolicy_home_node, migrate_pages, move_pages;
+//   - POSIX message queues (mq_*);
 //   - system administration: modules, kexec, reboot, swap, acct, quotas,
 //     clocks, hostname, syslog, keyrings, file handles, fanotify, port I/O;
 //   - device nodes (mknod of character and block devices; FIFOs are fine),
-//     personalities other than PER_LINUX, and the TIOCSTI, TIOCLINUX,
-//     TIOCSETD and SIOCATMARK ioctls;
+//     personalities other than PER_LINUX;
+//   - ioctls: TIOCSTI, TIOCLINUX, TIOCSETD, SIOCATMARK, the notification-pipe
+//     ioctls, and filesystem and block administration (every command of
+//     btrfs, device-mapper, loop, block devices, f2fs, nilfs2, bcachefs,
+//     reiserfs, FUSE and XFS; ext4 administration, fscrypt, fsverity and
+//     FS_IOC_FIEMAP), but FICLONE, FICLONERANGE, FS_IOC_FSGETXATTR and
+//     FS_IOC_FSSETXATTR, which ordinary tools use;
 //   - sockets that go around the egress proxy: families from AF_PACKET (17)
-//     up, AF_VSOCK, raw IPv4/IPv6, IPPROTO_MPTCP; and MSG_OOB.
+//     up, AF_VSOCK, raw IPv4/IPv6, IPPROTO_MPTCP; and MSG_OOB on every send
+//     and receive call.
+//
+// Default was compared call by call with Docker's default profile and
+// clampdown's workload profile; what either refuses and Default allows is in
+// Profile.Kept with the reason (SysV IPC, splice, memfd_create, pidfd_open,
+// execveat, seccomp, ...), and a test keeps the comparison complete.
 //
 // Every program first checks the architecture: a call made through another
 // ABI (i386 int 0x80 on x86_64, aarch32 on arm64, x32) would be numbered
@@ -50,5 +65,5 @@
 // half, as the kernel does). The filter cannot be removed once installed and
 // applies to every descendant; a denied call may break a tool that has no
 // fallback, which is why Default leaves alone calls that ordinary developer
-// tools make (see Default).
+// tools make (see Profile.Kept).
 package seccomp

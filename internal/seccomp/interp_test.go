@@ -31,24 +31,30 @@ func (d seccompData) bytes() [64]byte {
 // inside seccomp_data, forward jumps inside the program, a RET at the end),
 // so a program it runs is one the kernel would also accept.
 func run(prog []Instruction, d seccompData) (Action, error) {
+	a, _, err := runCounting(prog, d)
+	return a, err
+}
+
+// runCounting is run that also returns how many instructions it executed.
+func runCounting(prog []Instruction, d seccompData) (Action, int, error) {
 	if len(prog) == 0 || len(prog) > maxInstructions {
-		return 0, fmt.Errorf("program length %d", len(prog))
+		return 0, 0, fmt.Errorf("program length %d", len(prog))
 	}
 	data := d.bytes()
 	var acc uint32
-	for pc := 0; pc < len(prog); {
+	for pc, steps := 0, 1; pc < len(prog); steps++ {
 		ins := prog[pc]
 		next := pc + 1
 		switch ins.Code {
 		case opLdAbsW:
 			if ins.K%4 != 0 || ins.K+4 > uint32(len(data)) {
-				return 0, fmt.Errorf("pc %d: load at offset %d", pc, ins.K)
+				return 0, steps, fmt.Errorf("pc %d: load at offset %d", pc, ins.K)
 			}
 			acc = binary.LittleEndian.Uint32(data[ins.K:])
 		case opAndK:
 			acc &= ins.K
 		case opRetK:
-			return Action(ins.K), nil
+			return Action(ins.K), steps, nil
 		case opJa:
 			next += int(ins.K)
 		case opJeqK, opJgtK, opJgeK, opJsetK:
@@ -58,14 +64,14 @@ func run(prog []Instruction, d seccompData) (Action, error) {
 				next += int(ins.Jf)
 			}
 		default:
-			return 0, fmt.Errorf("pc %d: opcode %#x not supported", pc, ins.Code)
+			return 0, steps, fmt.Errorf("pc %d: opcode %#x not supported", pc, ins.Code)
 		}
 		if next >= len(prog) {
-			return 0, fmt.Errorf("pc %d: jump to %d leaves the program", pc, next)
+			return 0, steps, fmt.Errorf("pc %d: jump to %d leaves the program", pc, next)
 		}
 		pc = next
 	}
-	return 0, fmt.Errorf("program ends without RET")
+	return 0, 0, fmt.Errorf("program ends without RET")
 }
 
 func cmp(code uint16, a, k uint32) bool {

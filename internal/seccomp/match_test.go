@@ -1,6 +1,9 @@
 package seccomp
 
 import (
+	"math/rand/v2"
+	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -118,4 +121,70 @@ func TestManyCalls(t *testing.T) {
 		rows = append(rows, row{name: name, arches: amd64Only, want: EPERM})
 	}
 	runRows(t, p, rows)
+}
+
+// TestRuleRunsAgreeWithGo compiles random runs of rules for one call, where
+// the compiler leaves out loads the accumulator already holds, and compares
+// the filter with trying the rules in Go.
+func TestRuleRunsAgreeWithGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ops := []Op{Equal, NotEqual, GreaterEqual, MaskedAny, MaskedEqual}
+	masks := []uint64{0xff00, 0xffff, 0xfff8, 0xffffffff, 0xffffffff00000000}
+	randomMatch := func() ArgMatch {
+		for {
+			m := ArgMatch{Index: 1 + rng.IntN(2), Width: Word32, Op: ops[rng.IntN(len(ops))], Value: edges[rng.IntN(len(edges))]}
+			if rng.IntN(4) == 0 {
+				m.Width = Word64
+			}
+			if m.Op == MaskedEqual {
+				m.Mask = masks[rng.IntN(len(masks))]
+				m.Value &= m.Mask
+			}
+			if m.validate() == nil {
+				return m
+			}
+		}
+	}
+	for range 2000 {
+		var rules []Rule
+		for i := range 1 + rng.IntN(8) {
+			r := Rule{Names: []string{"ioctl"}, Action: Errno(syscall.Errno(2 + i))}
+			for range 1 + rng.IntN(2) {
+				r.Args = append(r.Args, randomMatch())
+			}
+			rules = append(rules, r)
+		}
+		p := Profile{DefaultAction: Allow, Rules: rules}
+		if p.Validate() != nil {
+			continue // a duplicate
+		}
+		for _, arch := range Arches() {
+			prog, err := Compile(p, arch)
+			if err != nil {
+				t.Fatalf("%v %v: %v", arch, rules, err)
+			}
+			nr, _ := arches[arch].lookup("ioctl")
+			for range 20 {
+				d := seccompData{nr: int32(nr), arch: arches[arch].auditArch}
+				d.args[1], d.args[2] = edges[rng.IntN(len(edges))], edges[rng.IntN(len(edges))]
+				got, err := run(prog, d)
+				if err != nil {
+					t.Fatalf("%v %v: %v", arch, rules, err)
+				}
+				if want := firstMatch(rules, d.args); got != want {
+					t.Fatalf("%v: rules %v, args %#x: filter says %v, want %v", arch, rules, d.args[1:3], got, want)
+				}
+			}
+		}
+	}
+}
+
+// firstMatch is the action of the first rule all of whose conditions hold.
+func firstMatch(rules []Rule, args [6]uint64) Action {
+	for _, r := range rules {
+		if !slices.ContainsFunc(r.Args, func(m ArgMatch) bool { return !m.want(args[m.Index]) }) {
+			return r.Action
+		}
+	}
+	return Allow
 }

@@ -170,6 +170,19 @@ type Rule struct {
 type Profile struct {
 	DefaultAction Action
 	Rules         []Rule
+	// Kept records what the profile leaves to DefaultAction on purpose
+	// although other profiles refuse it. Compile ignores it.
+	Kept []Kept
+}
+
+// Kept is a system call, or one use of it, that a profile stockade was
+// compared with refuses and this one allows, with the reason.
+type Kept struct {
+	Names []string
+	// Use names the arguments concerned ("MAP_GROWSDOWN"), or is empty when
+	// every call is kept; then no rule may name the call.
+	Use    string
+	Reason string
 }
 
 // Len returns the number of rules, counting a rule once per system call it
@@ -200,22 +213,37 @@ func (p Profile) Validate() error {
 	if !p.DefaultAction.valid() {
 		return fmt.Errorf("validating seccomp profile: default action %v is not supported", p.DefaultAction)
 	}
-	seen := make(map[string]bool)     // name + conditions
-	catchAll := make(map[string]bool) // name has an unconditional rule
+	earlier := make(map[string][][]ArgMatch) // name -> conditions of its rules so far
 	for i, r := range p.Rules {
 		if err := r.validate(); err != nil {
 			return fmt.Errorf("validating seccomp rule %d (%s): %w", i, strings.Join(r.Names, ","), err)
 		}
 		for _, name := range r.Names {
-			key := name + " " + fmt.Sprint(r.Args)
-			switch {
-			case catchAll[name]:
-				return fmt.Errorf("validating seccomp rule %d: %s already has an unconditional rule, so this one never applies", i, name)
-			case seen[key]:
-				return fmt.Errorf("validating seccomp rule %d: duplicate rule for %s %v", i, name, r.Args)
+			for _, args := range earlier[name] {
+				switch {
+				case len(args) == 0:
+					return fmt.Errorf("validating seccomp rule %d: %s already has an unconditional rule, so this one never applies", i, name)
+				case slices.Equal(args, r.Args):
+					return fmt.Errorf("validating seccomp rule %d: duplicate rule for %s %v", i, name, r.Args)
+				}
 			}
-			seen[key] = true
-			catchAll[name] = len(r.Args) == 0
+			earlier[name] = append(earlier[name], r.Args)
+		}
+	}
+	return p.validateKept(earlier)
+}
+
+// validateKept reports a kept entry without names or reason, or one that
+// keeps a whole call that a rule names.
+func (p Profile) validateKept(ruled map[string][][]ArgMatch) error {
+	for i, k := range p.Kept {
+		if len(k.Names) == 0 || k.Reason == "" {
+			return fmt.Errorf("validating seccomp profile: kept entry %d needs names and a reason", i)
+		}
+		for _, name := range k.Names {
+			if _, found := ruled[name]; found && k.Use == "" {
+				return fmt.Errorf("validating seccomp profile: %s is kept allowed, but a rule names it", name)
+			}
 		}
 	}
 	return nil

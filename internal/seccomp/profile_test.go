@@ -26,6 +26,10 @@ func TestDefaultCoversBaseline(t *testing.T) {
 		"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "name_to_handle_at",
 		"open_by_handle_at", "iopl", "ioperm", "vhangup", "syslog", "nfsservctl", "uselib", "ustat",
 		"sysfs", "fanotify_init", "sethostname", "setdomainname", "mknod", "mknodat", "prctl",
+		"modify_ldt", "kcmp", "process_madvise", "remap_file_pages", "memfd_secret", "vmsplice", "listns",
+		"mbind", "set_mempolicy", "get_mempolicy", "set_mempolicy_home_node", "migrate_pages", "move_pages",
+		"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+		"sendmmsg", "recvmmsg",
 	}
 	names := Default().Names()
 	for _, name := range baseline {
@@ -118,6 +122,32 @@ func TestValidateRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("%s: Validate() = %v, want an error containing %q", tt.desc, err, tt.wantErr)
 		}
+	}
+	bpf := []Rule{{Names: []string{"bpf"}, Action: EPERM}}
+	kept := []struct {
+		desc    string
+		kept    Kept
+		wantErr string
+	}{
+		{"kept and denied", Kept{Names: []string{"bpf"}, Reason: "x"}, "a rule names it"},
+		{"no reason", Kept{Names: []string{"splice"}}, "needs names and a reason"},
+		{"no names", Kept{Reason: "x"}, "needs names and a reason"},
+	}
+	for _, tt := range kept {
+		err := Profile{DefaultAction: Allow, Rules: bpf, Kept: []Kept{tt.kept}}.Validate()
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%s: Validate() = %v, want an error containing %q", tt.desc, err, tt.wantErr)
+		}
+	}
+}
+
+func TestValidateKeptUse(t *testing.T) {
+	p := Profile{DefaultAction: Allow,
+		Rules: []Rule{{Names: []string{"personality"}, Action: EPERM,
+			Args: []ArgMatch{{Index: 0, Width: Word32, Op: NotEqual, Value: perLinux}}}},
+		Kept: []Kept{{Names: []string{"personality"}, Use: "PER_LINUX", Reason: "x"}}}
+	if err := p.Validate(); err != nil {
+		t.Errorf("a kept use of a call with rules: %v", err)
 	}
 }
 

@@ -121,10 +121,63 @@ var victimCases = []victimCase{
 	{name: "mknodat(S_IFIFO)", call: mknodTemp(unix.S_IFIFO)},
 	{name: "sendto(MSG_OOB)", want: unix.EPERM, call: func() error { return sendPair(unix.MSG_OOB) }},
 	{name: "sendto", call: func() error { return sendPair(0) }},
+	{name: "modify_ldt", want: unix.EPERM, amd64: true, call: rawCall(uintptr(amd64Numbers["modify_ldt"]), 0, 0, 0)},
+	{name: "kcmp", want: unix.EPERM, call: func() error {
+		const kcmpVM = 1
+		pid := uintptr(unix.Getpid())
+		return errnoErr(unix.Syscall6(unix.SYS_KCMP, pid, pid, kcmpVM, 0, 0, 0))
+	}},
+	{name: "process_madvise", want: unix.EPERM, call: rawCall(unix.SYS_PROCESS_MADVISE, 0, 0, 0)},
+	{name: "remap_file_pages", want: unix.EPERM, call: rawCall(unix.SYS_REMAP_FILE_PAGES, 0, 0, 0)},
+	{name: "memfd_secret", want: unix.EPERM, call: rawCall(unix.SYS_MEMFD_SECRET, 0, 0, 0)},
+	{name: "vmsplice", want: unix.EPERM, call: rawCall(unix.SYS_VMSPLICE, 0, 0, 0)},
+	{name: "set_mempolicy(MPOL_DEFAULT)", want: unix.EPERM, call: rawCall(unix.SYS_SET_MEMPOLICY, 0, 0, 0)},
+	{name: "move_pages", want: unix.EPERM, call: func() error {
+		return errnoErr(unix.Syscall6(unix.SYS_MOVE_PAGES, 0, 0, 0, 0, 0, 0))
+	}},
+	{name: "mq_open", want: unix.EPERM, call: func() error {
+		name, _ := unix.BytePtrFromString("stockade-victim")
+		return errnoErr(unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(name)), unix.O_RDONLY, 0, 0, 0, 0))
+	}},
+	{name: "ioctl(FS_IOC_FIEMAP)", want: unix.EPERM, call: fiemapTemp},
+	{name: "ioctl(LOOP_GET_STATUS64)", want: unix.EPERM, call: ioctlDevNull(unix.LOOP_GET_STATUS64)},
+	{name: "ioctl(LOOP_GET_STATUS64|1<<32)", want: unix.EPERM, call: ioctlDevNull(1<<32 | unix.LOOP_GET_STATUS64)},
+	{name: "ioctl(FS_IOC_ENABLE_VERITY)", want: unix.EPERM, call: ioctlDevNull(unix.FS_IOC_ENABLE_VERITY)},
+	{name: "ioctl(FS_IOC_FSGETXATTR)", want: unix.ENOTTY, call: ioctlDevNull(fsIocFSGetXattr)}, // allowed: the driver answers
+	{name: "ioctl(FICLONE, -1)", want: unix.EBADF, call: func() error { // allowed: the kernel looks at the fd
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return errnoErr(unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.FICLONE, 0xffffffff))
+	}},
+	{name: "recvmsg(MSG_OOB)", want: unix.EPERM, call: rawCall(unix.SYS_RECVMSG, 0, 0, unix.MSG_OOB)},
 	{name: "x32 getpid", killed: true, amd64: true, call: func() error {
 		return errnoErr(unix.RawSyscall(0x40000000|unix.SYS_GETPID, 0, 0, 0))
 	}},
 	{name: "ordinary work", call: ordinaryWork},
+}
+
+// rawCall makes system call nr with three arguments the filter decides on
+// before the kernel reads them.
+func rawCall(nr, a0, a1, a2 uintptr) func() error {
+	return func() error { return errnoErr(unix.Syscall(nr, a0, a1, a2)) }
+}
+
+// fiemapTemp asks for the extents of a new file: on most filesystems the
+// kernel would answer, so only the filter can make it fail with EPERM.
+func fiemapTemp() error {
+	f, err := os.CreateTemp("", "stockade-seccomp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	const fiemap = 0xc020660b // FS_IOC_FIEMAP
+	var req [32]uint64        // struct fiemap, room for one extent
+	req[1] = ^uint64(0)       // fm_length: the whole file
+	return errnoErr(unix.Syscall(unix.SYS_IOCTL, f.Fd(), fiemap, uintptr(unsafe.Pointer(&req))))
 }
 
 func sendPair(flags int) error {

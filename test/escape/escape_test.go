@@ -50,7 +50,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, netRows, egressRows, workRows, nameRows} {
+	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, workRows, nameRows} {
 		rows = append(rows, t...)
 	}
 	return rows
