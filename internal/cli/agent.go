@@ -38,7 +38,8 @@ func (c *geminiCmd) Run() error   { return c.runAgent("gemini") }
 func (c *agentCmd) Help() string {
 	return `Runs the agent in a session (attached on a terminal, ctrl-] detaches;
 -d starts it in the background), with its profile: its install tree and
-interpreter mounted read-only, a persistent sandbox HOME of its own, the
+interpreter mounted read-only, a persistent sandbox HOME of its own in this
+project (--shared-home: one for every project), the
 provider API reached through the auth proxy, which swaps the placeholder key
 the agent sees for the real one. Keys come from the environment,
 ~/.config/stockade/stockaderc, the project's .stockaderc and --env-file (later

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -39,7 +38,8 @@ func (c *runCmd) Help() string {
 when it was killed by signal N; 125 when the sandbox could not be set up,
 126 when CMD could not be executed, 127 when it was not found).
 
-Inside: the workdir read-write, a persistent sandbox HOME, a fresh /tmp,
+Inside: the workdir read-write, a persistent sandbox HOME of the project's
+own (--shared-home: one for every project), a fresh /tmp,
 the system directories read-only, no network but loopback, no capabilities.
 
 Example:
@@ -154,9 +154,12 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	if name == "" {
 		name = "run"
 	}
+	rel, err := homeRel(name, r.Policy)
+	if err != nil {
+		return job.Job{}, r, "", err
+	}
 	log := newLogger(r.Policy.LogLevel)
-	sandboxHome, err := sandboxhome.Open(filepath.Join(dataHome(home), "stockade"), sandboxhome.Rel(name, "", true),
-		func(msg string) { log.warn("%s", msg) })
+	sandboxHome, err := sandboxhome.Open(stockadeData(home), rel, func(msg string) { log.warn("%s", msg) })
 	if err != nil {
 		return job.Job{}, r, "", err
 	}

@@ -48,6 +48,11 @@ type Policy struct {
 	// Resolver is the upstream DNS server the supervisor resolves with
 	// (ADDR[:PORT]); empty means the host's.
 	Resolver string `json:"resolver,omitempty"`
+	// SharedHome gives every project one sandbox HOME per command instead
+	// of one per project (loosening: what one project's command leaves in
+	// it, a shell rc or an agent's hook, runs in the others' sessions).
+	// Never from a project file.
+	SharedHome bool `json:"shared_home"`
 	// Upstream sends auth proxy routes elsewhere: ROUTE=URL entries (a
 	// company gateway, a local model server). Never from a project file.
 	Upstream []string `json:"upstream,omitempty"`

@@ -194,6 +194,9 @@ func loosenings(p Policy, home string, uid int) []problem {
 			add("env", e, "env %s: a credential-shaped variable is passed in", name)
 		}
 	}
+	if p.SharedHome {
+		add("shared_home", "", "shared_home: one sandbox HOME for every project; a shell rc, git config or agent hook one project's command leaves there runs in the others' sessions")
+	}
 	if p.Network != "none" && p.AgentPolicy == "allow" {
 		add("agent_policy", "", "agent_policy allow: the sandbox reaches every public address (the private-range floor still holds)")
 	}

@@ -238,3 +238,20 @@ func TestOpen(t *testing.T) {
 }
 
 func mkfifo(p string) error { return unix.Mkfifo(p, 0o600) }
+
+// BenchmarkPlace is what every start pays to find and open an existing
+// HOME: the workdir's key, then the HOME's directory.
+func BenchmarkPlace(b *testing.B) {
+	data, work := b.TempDir(), b.TempDir()
+	for b.Loop() {
+		key, err := Key(work)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, err := Open(data, Rel("run", key, false), func(string) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.Close()
+	}
+}

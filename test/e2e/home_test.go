@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stockade-dev/stockade/internal/agent"
+	"github.com/stockade-dev/stockade/internal/sandboxhome"
 )
 
 // fakeAgentScript stands in for an agent CLI: stockade finds it on PATH
@@ -15,6 +16,7 @@ import (
 // argument says what to plant in its sandbox HOME, the way a hostile agent
 // would for the next session; then it says it ran.
 const fakeAgentScript = `#!/bin/sh
+[ "$1" = --append-system-prompt ] && shift 2 # claude's guide
 rel=$2; d=$(dirname "$rel")
 case $1 in
 plant-parent) # .codex -> the user's real ~/.codex (a loop inside, the real one outside)
@@ -145,5 +147,128 @@ func checkUserAgentFiles(t *testing.T, home string, p agent.Profile, own string)
 		if _, err := os.Lstat(filepath.Join(home, rel)); err == nil {
 			t.Errorf("%s was created in the user's real home", rel)
 		}
+	}
+}
+
+// TestAgentHomePerProject: what one project's agent leaves in its HOME (a
+// shell rc, a hook in its settings) is not there for the same agent in
+// another project, and still there for the next session of the same
+// project; --shared-home shares it, and says so at start.
+func TestAgentHomePerProject(t *testing.T) {
+	requireSandbox(t)
+	for _, name := range agent.Names() {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			vars := homeAgent(t, name)
+			other := filepath.Join(e.home, "other")
+			if err := os.Mkdir(other, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			run := func(extra []string, args ...string) string {
+				t.Helper()
+				r := e.run("", vars, append(append([]string{name}, extra...), append([]string{"--"}, args...)...)...)
+				if r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+					t.Fatalf("stockade %s %q: exit %d\n%s%s", name, args, r.code, r.stdout, r.stderr)
+				}
+				return r.stdout + r.stderr
+			}
+			run(nil, "plant-file", ".bashrc")
+			if out := run([]string{"--workdir", other}, "show-file", ".bashrc"); !strings.Contains(out, "ABSENT .bashrc") {
+				t.Errorf("another project's session sees what this one planted:\n%s", out)
+			}
+			if out := run(nil, "show-file", ".bashrc"); !strings.Contains(out, "SEEN .bashrc") {
+				t.Errorf("the project's HOME did not persist:\n%s", out)
+			}
+			run([]string{"--shared-home"}, "plant-file", ".shared")
+			out := run([]string{"--shared-home", "--workdir", other}, "show-file", ".shared")
+			if !strings.Contains(out, "SEEN .shared") || !strings.Contains(out, "LOOSENED: shared_home") {
+				t.Errorf("--shared-home does not share, or not loudly:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestRunHomeLinks: a symlink where stockade creates or opens the sandbox
+// HOME of `stockade run` (below its data directory, which no sandbox can
+// write) is refused with the path, never followed into the user's ~/.ssh.
+func TestRunHomeLinks(t *testing.T) {
+	requireSandbox(t)
+	cases := []struct {
+		name  string
+		flags []string
+		links func(key string) map[string]string // data-relative link → target below the home
+	}{
+		{"home itself", nil, func(key string) map[string]string {
+			return map[string]string{"project-home/run/" + key: ".ssh", "home/run": ".ssh"}
+		}},
+		{"a parent", nil, func(key string) map[string]string {
+			return map[string]string{"project-home": "secrets", "home": "secrets"}
+		}},
+		{"shared home itself", []string{"--shared-home"}, func(key string) map[string]string {
+			return map[string]string{"home/run": ".ssh"}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			const secret = "PRIVATE-KEY-OF-THE-USER"
+			e.write(filepath.Join(e.home, ".ssh", "id_rsa"), secret)
+			key, err := sandboxhome.Key(e.workdir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []string{"secrets/run", "secrets/run/" + key} {
+				e.write(filepath.Join(e.home, d, "id_rsa"), secret)
+			}
+			data := filepath.Join(e.home, ".local/share/stockade")
+			for link, target := range c.links(key) {
+				os.MkdirAll(filepath.Dir(filepath.Join(data, link)), 0o700)
+				if err := os.Symlink(filepath.Join(e.home, target), filepath.Join(data, link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := listTree(t, e.home)
+			r := e.run("", nil, append(append([]string{"run"}, c.flags...), "--", "sh", "-c", "cat $HOME/id_rsa")...)
+			if after := listTree(t, e.home); after != before {
+				t.Errorf("the user's home changed through the link:\n%s=>\n%s", before, after)
+			}
+			if strings.Contains(r.stdout, secret) {
+				t.Fatalf("the sandbox HOME followed a symlink to the user's secret:\n%s", r.stdout)
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "a symlink or a file stands in its path") {
+				t.Errorf("exit %d, want 125 and the reason:\n%s", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// listTree lists the names below dir, but for stockade's own directories.
+func listTree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".local" {
+			return filepath.SkipDir
+		}
+		fmt.Fprintln(&b, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestProjectFileSharedHome: a project's .stockade.json comes with the
+// repository and cannot ask for the shared HOME.
+func TestProjectFileSharedHome(t *testing.T) {
+	e := newEnv(t)
+	e.write(".stockade.json", `{"shared_home": true}`)
+	r := e.run("", nil, "run", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, `"shared_home": true is not allowed: a project file may only tighten`) {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}
 }
