@@ -7,9 +7,6 @@
 package agent
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -34,13 +31,15 @@ type Profile struct {
 	// proxy's table.
 	Env map[string]string
 	// GuideFile is where, under the sandbox HOME, the agent reads global
-	// instructions; the sandbox guide is written there at every start.
+	// instructions; the sandbox guide is written there at every start
+	// (sandboxhome.Home.WriteGuide).
 	GuideFile string
 	// GuideArgs are arguments that hand the sandbox guide to the CLI
 	// ({{guide}} is replaced), for CLIs that take it on the command line.
 	GuideArgs []string
-	// HomeFiles are written into the sandbox HOME when missing, so that
-	// the CLI starts without a first-run wizard.
+	// HomeFiles are written into the sandbox HOME where nothing is, so
+	// that the CLI starts without a first-run wizard; a new HOME starts
+	// with these and nothing else (sandboxhome.Home.Seed).
 	HomeFiles map[string]string
 }
 
@@ -152,32 +151,4 @@ func (p Profile) Args(guide string) []string {
 		out = append(out, strings.ReplaceAll(a, "{{guide}}", guide))
 	}
 	return out
-}
-
-// PrepareHome writes the profile's first-run files into the sandbox HOME
-// (dir on the host) where they are missing, a user's own being kept, and
-// the guide where the agent reads global instructions.
-func (p Profile) PrepareHome(dir, guide string) error {
-	if p.GuideFile != "" {
-		path := filepath.Join(dir, p.GuideFile)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return fmt.Errorf("writing the %s guide: %w", p.Name, err)
-		}
-		if err := os.WriteFile(path, []byte(guide), 0o600); err != nil {
-			return fmt.Errorf("writing the %s guide: %w", p.Name, err)
-		}
-	}
-	for rel, content := range p.HomeFiles {
-		path := filepath.Join(dir, rel)
-		if _, err := os.Lstat(path); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return fmt.Errorf("preparing the %s sandbox HOME: %w", p.Name, err)
-		}
-		if err := os.WriteFile(path, []byte(content+"\n"), 0o600); err != nil {
-			return fmt.Errorf("preparing the %s sandbox HOME: %w", p.Name, err)
-		}
-	}
-	return nil
 }

@@ -57,11 +57,4 @@ func TestFind(t *testing.T) {
 	if _, err := Find(p, "/nonexistent"); err == nil || !strings.Contains(err.Error(), "npm install -g fake-agent") {
 		t.Errorf("missing agent: %v", err)
 	}
-	home := t.TempDir()
-	if err := Profiles["gemini"].PrepareHome(home, "GUIDE"); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(home, ".gemini/GEMINI.md")); string(b) != "GUIDE" {
-		t.Errorf("guide file = %q", b)
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/rcfile"
+	"github.com/stockade-dev/stockade/internal/sandboxhome"
 )
 
 // agentCmd runs a known agent with its profile. It is run with the
@@ -37,7 +38,8 @@ func (c *geminiCmd) Run() error   { return c.runAgent("gemini") }
 func (c *agentCmd) Help() string {
 	return `Runs the agent in a session (attached on a terminal, ctrl-] detaches;
 -d starts it in the background), with its profile: its install tree and
-interpreter mounted read-only, a persistent sandbox HOME of its own, the
+interpreter mounted read-only, a persistent sandbox HOME of its own in this
+project (--shared-home: one for every project), the
 provider API reached through the auth proxy, which swaps the placeholder key
 the agent sees for the real one. Keys come from the environment,
 ~/.config/stockade/stockaderc, the project's .stockaderc and --env-file (later
@@ -57,13 +59,15 @@ func (c *agentCmd) runAgent(name string) error {
 	c.homeName = name
 	c.Command = append([]string{in.Command}, args...)
 	c.extraEnv = p.Env
-	c.prepare = func(j *job.Job, r policy.Resolved) error { return c.agentJob(j, r, p, in, args) }
+	c.prepare = func(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
+		return c.agentJob(j, r, h, p, in, args)
+	}
 	return c.runCmd.Run()
 }
 
 // agentJob fills in what the profile adds to the job: mounts, PATH, routes
 // with the real keys, the dummy-key variables, the guide, the HOME files.
-func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, p agent.Profile, in agent.Install, args []string) error {
+func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, p agent.Profile, in agent.Install, args []string) error {
 	keys, err := c.keys(j.Policy.Workdir)
 	if err != nil {
 		return err
@@ -117,11 +121,14 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, p agent.Profile, in a
 		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: j.Policy.AgentAllow,
 		Blocked: j.Policy.AgentBlock, Routes: p.Routes, Protects: j.Policy.Protect,
 	})
-	if err := p.PrepareHome(j.HomeSource, guide); err != nil {
-		return err
-	}
 	if p.GuideFile != "" {
+		if err := h.WriteGuide(p.GuideFile, guide); err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
 		j.HomeProtect = append(j.HomeProtect, p.GuideFile)
+	}
+	if err := h.Seed(p.HomeFiles); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
 	}
 	j.Argv = append(append([]string{in.Command}, p.Args(guide)...), args...)
 	return nil

@@ -52,6 +52,7 @@ func (c *doctorCmd) Run() error {
 	} else {
 		en := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
 		e = &en
+		add(homeCheck(r.Policy, home))
 	}
 	if err := sandbox.Smoke(); err != nil {
 		add(check{name: "sandbox", detail: "starting /bin/true: " + err.Error(), fix: "see the failing check above"})

@@ -17,6 +17,7 @@ type policyFlags struct {
 	Mask       []string `help:"Make PATH read empty inside (relative to the workdir; a * in the last element is a glob); repeatable." placeholder:"PATH"`
 	Unmask     []string `help:"Remove PATH from the masked paths; loosens the sandbox; repeatable." placeholder:"PATH"`
 	AllowHooks *bool    `name:"allow-hooks" help:"Leave git hooks and hook managers' configs (.husky, lefthook, ...) writable; loosens the sandbox."`
+	SharedHome *bool    `name:"shared-home" help:"One sandbox HOME per command for every project, instead of one per project; loosens the sandbox."`
 	Env        []string `help:"Pass host variable NAME, or set NAME=VALUE, inside; the only way a credential-shaped name gets in; repeatable." placeholder:"NAME[=VALUE]"`
 	Memory     *string  `help:"Memory limit, bytes or with k/m/g/t (e.g. 4g)." placeholder:"SIZE"`
 	CPUs       *string  `name:"cpus" help:"CPU limit in cores (e.g. 1.5)." placeholder:"N"`
@@ -45,7 +46,7 @@ func (f policyFlags) resolve() (policy.Resolved, string, error) {
 		Cwd:     cwd,
 		Flags: policy.Flags{
 			RO: f.RO, RW: f.RW, Protect: f.Protect, Mask: f.Mask, Unmask: f.Unmask, Env: f.Env,
-			AllowHooks: f.AllowHooks, Memory: f.Memory, CPUs: f.CPUs, Pids: f.Pids,
+			AllowHooks: f.AllowHooks, SharedHome: f.SharedHome, Memory: f.Memory, CPUs: f.CPUs, Pids: f.Pids,
 			LogLevel: f.LogLevel, Workdir: f.Workdir,
 			Network: f.Network, AgentPolicy: f.AgentPolicy, AgentAllow: f.AgentAllow,
 			AgentBlock: f.AgentBlock, Resolver: f.Resolver, Terminal: f.Terminal,

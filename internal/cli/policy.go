@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
 )
@@ -23,18 +24,29 @@ func (c *policyShowCmd) Run() error {
 		return err
 	}
 	e := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
+	rel, err := homeRel("run", r.Policy)
+	if err != nil {
+		return err
+	}
+	sandboxHome := filepath.Join(stockadeData(home), rel)
 	if c.JSON {
 		out := struct {
 			Policy      any         `json:"policy"`
 			Sources     any         `json:"sources"`
 			ListSources any         `json:"list_sources"`
+			Home        string      `json:"home"`
 			Enforcement enforcement `json:"enforcement"`
-		}{r.Policy, r.Sources, r.ListSources, e}
+		}{r.Policy, r.Sources, r.ListSources, sandboxHome, e}
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
 	fmt.Print(r.Text())
+	kind := "one per project"
+	if r.Policy.SharedHome {
+		kind = "shared by every project"
+	}
+	fmt.Printf("\nsandbox HOME  %s  (%s; stockade <agent> has <agent> in place of run)\n", sandboxHome, kind)
 	fmt.Println()
 	e.print(os.Stdout)
 	return nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +18,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
@@ -30,9 +30,9 @@ type runCmd struct {
 	Command  []string `arg:"" optional:"" passthrough:"partial" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
 
 	// Set by the agent commands (agent.go), not by flags.
-	homeName string                                // the sandbox HOME: home/<homeName>
-	extraEnv map[string]string                     // variables the agent profile sets
-	prepare  func(*job.Job, policy.Resolved) error // the agent's last word on the job
+	homeName string                                                   // the sandbox HOME's name (sandboxhome.Rel)
+	extraEnv map[string]string                                        // variables the agent profile sets
+	prepare  func(*job.Job, policy.Resolved, *sandboxhome.Home) error // the agent's last word on the job
 }
 
 func (c *runCmd) Help() string {
@@ -40,7 +40,8 @@ func (c *runCmd) Help() string {
 when it was killed by signal N; 125 when the sandbox could not be set up,
 126 when CMD could not be executed, 127 when it was not found).
 
-Inside: the workdir read-write, a persistent sandbox HOME, a fresh /tmp,
+Inside: the workdir read-write, a persistent sandbox HOME of the project's
+own (--shared-home: one for every project), a fresh /tmp,
 the system directories read-only, no network but loopback, no capabilities.
 
 Example:
@@ -159,10 +160,16 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	if name == "" {
 		name = "run"
 	}
-	homeSource := filepath.Join(dataHome(home), "stockade", "home", name)
-	if err := os.MkdirAll(homeSource, 0o700); err != nil {
-		return job.Job{}, r, "", fmt.Errorf("creating the sandbox HOME %s: %w", homeSource, err)
+	rel, err := homeRel(name, r.Policy)
+	if err != nil {
+		return job.Job{}, r, "", err
 	}
+	log := newLogger(r.Policy.LogLevel)
+	sandboxHome, err := sandboxhome.Open(stockadeData(home), rel, func(msg string) { log.warn("%s", msg) })
+	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	defer sandboxHome.Close()
 	extra := map[string]string{
 		"HOME": home, "TMPDIR": "/tmp", "STOCKADE_SANDBOX": "1", "STOCKADE_ID": id,
 	}
@@ -177,11 +184,11 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	env, _ := environ.Build(os.Environ(), r.Policy.Env, extra)
 	j := job.Job{
 		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
-		Home: home, HomeSource: homeSource, Records: job.RecordsDir(stateHome(home)),
+		Home: home, HomeSource: sandboxHome.Path, Records: job.RecordsDir(stateHome(home)),
 		Argv: argv, Env: env,
 	}
 	if c.prepare != nil {
-		if err := c.prepare(&j, r); err != nil {
+		if err := c.prepare(&j, r, sandboxHome); err != nil {
 			return job.Job{}, r, home, err
 		}
 	}

@@ -22,7 +22,7 @@ func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) 
 		Store: store, ID: j.ID, Job: j, Limits: limitsOf(r), Tripwire: c.Tripwire,
 		Loosened: e.Loosenings, Enforcement: e.line(),
 	}, session.Session{
-		Command: j.Argv, Workdir: j.Policy.Workdir, Tripwire: c.Tripwire,
+		Command: j.Argv, Workdir: j.Policy.Workdir, Home: j.HomeSource, Tripwire: c.Tripwire,
 		Loosening: r.Warnings(home, os.Getuid()),
 	})
 	if err != nil {

@@ -122,6 +122,8 @@ func TestLoadFileErrors(t *testing.T) {
 			[]string{`"network": "host" is not a network mode; use one of: proxy, none`}},
 		{"allow_hooks string", KindUser, `{"allow_hooks": "yes"}`,
 			[]string{`"allow_hooks": "yes" is not a boolean; write true or false`}},
+		{"shared_home string", KindUser, `{"shared_home": "yes"}`,
+			[]string{`"shared_home": "yes" is not a boolean; write true or false`}},
 		{"list not list", KindUser, `{"ro": "/x"}`, []string{`"ro": "/x" is not a list of strings; write e.g. ["/srv/data"]`}},
 		{"list of numbers", KindUser, `{"mask": [1]}`, []string{`"mask": [1] is not a list of strings`}},
 		{"list null", KindUser, `{"env": null}`, []string{`"env": null is not a list of strings; write e.g. ["GOFLAGS"]`}},

@@ -47,7 +47,7 @@ type Layer struct {
 
 	Workdir                            *string
 	RO, RW, Protect, Mask, Unmask, Env []string
-	AllowHooks                         *bool
+	AllowHooks, SharedHome             *bool
 	Memory                             *int64
 	CPUs                               *float64
 	Pids                               *int64
@@ -64,7 +64,7 @@ type Layer struct {
 var fileKeys = []string{
 	"ro", "rw", "protect", "mask", "unmask", "allow_hooks", "env",
 	"memory", "cpus", "pids", "log_level", "network",
-	"agent_policy", "agent_allow", "agent_block", "resolver", "upstream", "workdir",
+	"agent_policy", "agent_allow", "agent_block", "resolver", "upstream", "shared_home", "workdir",
 	"terminal",
 }
 
@@ -149,6 +149,10 @@ func (l *Layer) set(r ref, text, shown, base string) error {
 		var b bool
 		b, err = parseBool(text)
 		l.AllowHooks = &b
+	case "shared_home":
+		var b bool
+		b, err = parseBool(text)
+		l.SharedHome = &b
 	case "memory":
 		var n int64
 		if n, err = ParseSize(text); err == nil {
@@ -273,7 +277,7 @@ func FromEnv(env []string, cwd string) (Layer, error) {
 type Flags struct {
 	RO, RW, Protect, Mask, Unmask, Env             []string
 	AgentAllow, AgentBlock                         []string
-	AllowHooks                                     *bool
+	AllowHooks, SharedHome                         *bool
 	Memory, CPUs, Pids, LogLevel, Workdir, Network *string
 	AgentPolicy, Resolver                          *string
 	Terminal                                       *string
@@ -283,7 +287,7 @@ type Flags struct {
 // errors name the flag (`flag --memory: "lots" is not a size; …`); relative
 // ro/rw/workdir paths are relative to cwd.
 func FromFlags(f Flags, cwd string) (Layer, error) {
-	l := Layer{Kind: KindFlag, Source: "flag", AllowHooks: f.AllowHooks}
+	l := Layer{Kind: KindFlag, Source: "flag", AllowHooks: f.AllowHooks, SharedHome: f.SharedHome}
 	scalars := []struct {
 		key string
 		v   *string

@@ -53,6 +53,11 @@ type Policy struct {
 	// from the command's output; see internal/termfilter) or "raw" (the
 	// output reaches the user's terminal as written; loosening).
 	Terminal string `json:"terminal"`
+	// SharedHome gives every project one sandbox HOME per command instead
+	// of one per project (loosening: what one project's command leaves in
+	// it, a shell rc or an agent's hook, runs in the others' sessions).
+	// Never from a project file.
+	SharedHome bool `json:"shared_home"`
 	// Upstream sends auth proxy routes elsewhere: ROUTE=URL entries (a
 	// company gateway, a local model server). Never from a project file.
 	Upstream []string `json:"upstream,omitempty"`

@@ -113,6 +113,7 @@ func (r *Resolved) apply(l *Layer) {
 	p := &r.Policy
 	setScalar(r, l, "workdir", l.Workdir, &p.Workdir)
 	setScalar(r, l, "allow_hooks", l.AllowHooks, &p.AllowHooks)
+	setScalar(r, l, "shared_home", l.SharedHome, &p.SharedHome)
 	setScalar(r, l, "memory", l.Memory, &p.Memory)
 	setScalar(r, l, "cpus", l.CPUs, &p.CPUs)
 	setScalar(r, l, "pids", l.Pids, &p.Pids)
@@ -180,6 +181,9 @@ func checkAdmin(admin, l *Layer) error {
 				return adminError(l, "allow_hooks", "true", admin, fmt.Sprintf("protects %q; remove the setting", h))
 			}
 		}
+	}
+	if l.SharedHome != nil && *l.SharedHome && admin.SharedHome != nil && !*admin.SharedHome {
+		return adminError(l, "shared_home", "true", admin, "sets shared_home false; remove the setting")
 	}
 	if err := ceiling(l, admin, "memory", l.Memory, admin.Memory, FormatSize); err != nil {
 		return err
@@ -293,6 +297,9 @@ func checkProject(l *Layer) error {
 	}
 	if l.Resolver != nil {
 		return deny("resolver", strconv.Quote(*l.Resolver), "a resolver decides where allowed names lead")
+	}
+	if l.SharedHome != nil && *l.SharedHome {
+		return deny("shared_home", "true", "a shared HOME carries what one project's command planted into the others")
 	}
 	if len(l.Upstream) > 0 {
 		return deny("upstream", strconv.Quote(l.Upstream[0]), "an upstream receives the real API key")

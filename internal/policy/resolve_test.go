@@ -116,7 +116,7 @@ func TestResolveLists(t *testing.T) {
 // by a later layer is an error naming both sources.
 func TestResolveAdmin(t *testing.T) {
 	admin := Layer{Kind: KindAdmin, Source: "/etc/stockade/config.json",
-		AllowHooks: ptr(false), Memory: ptr(int64(4 << 30)), CPUs: ptr(2.0), Pids: ptr(int64(1000)),
+		AllowHooks: ptr(false), SharedHome: ptr(false), Memory: ptr(int64(4 << 30)), CPUs: ptr(2.0), Pids: ptr(int64(1000)),
 		Network: ptr("none"), Mask: []string{".corp/", ".env.*"}, Protect: []string{"deploy.yml"}}
 	user := func(l Layer) Layer { l.Kind, l.Source = KindUser, "/u.json"; return l }
 	flag := func(l Layer) Layer { l.Kind, l.Source = KindFlag, "flag"; return l }
@@ -137,6 +137,8 @@ func TestResolveAdmin(t *testing.T) {
 			[]string{"flag --pids: 1001 is not allowed: /etc/stockade/config.json sets pids 1000"}},
 		{"allow hooks", user(Layer{AllowHooks: ptr(true)}),
 			[]string{`/u.json: "allow_hooks": true is not allowed: /etc/stockade/config.json sets allow_hooks false; remove the setting`}},
+		{"shared home", flag(Layer{SharedHome: ptr(true)}),
+			[]string{`flag --shared-home: true is not allowed: /etc/stockade/config.json sets shared_home false; remove the setting`}},
 		{"change network", flag(Layer{Network: ptr("proxy")}),
 			[]string{`flag --network: "proxy" is not allowed: /etc/stockade/config.json sets network "none"`}},
 		{"unmask admin dir", flag(Layer{Unmask: []string{".corp/key"}}),
@@ -276,6 +278,7 @@ func TestProjectMayOnlyTighten(t *testing.T) {
 		{"rw outside", Layer{RW: []string{"/home/u/.bashrc"}}, `"rw"`},
 		{"ro outside", Layer{RO: []string{"/home/u/.ssh"}}, `"ro"`},
 		{"credential env", Layer{Env: []string{"GITHUB_TOKEN"}}, `"env"`},
+		{"shared_home", Layer{SharedHome: ptr(true)}, `"shared_home"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

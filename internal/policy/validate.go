@@ -200,6 +200,9 @@ func loosenings(p Policy, home string, uid int) []problem {
 	if p.Terminal == TerminalRaw {
 		add("terminal", "", "terminal raw: the command's escape sequences reach your terminal unfiltered (clipboard, title reports, notifications)")
 	}
+	if p.SharedHome {
+		add("shared_home", "", "shared_home: one sandbox HOME for every project; a shell rc, git config or agent hook one project's command leaves there runs in the others' sessions")
+	}
 	if p.Network != "none" && p.AgentPolicy == "allow" {
 		add("agent_policy", "", "agent_policy allow: the sandbox reaches every public address (the private-range floor still holds)")
 	}

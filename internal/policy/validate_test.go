@@ -122,6 +122,7 @@ func TestWarnings(t *testing.T) {
 	p.RO = []string{"/home/u/go", "/usr/share", "/home/u/p/x"}
 	p.Env = []string{"GITHUB_TOKEN=hunter2", "GOFLAGS", "AWS_PROFILE"}
 	p.Memory = 0
+	p.SharedHome = true
 	got := Warnings(p, "/home/u", 0)
 	want := []string{
 		"running as root",
@@ -131,6 +132,7 @@ func TestWarnings(t *testing.T) {
 		"ro /home/u/go: part of your home directory is readable",
 		"env GITHUB_TOKEN: a credential-shaped variable is passed in",
 		"env AWS_PROFILE: a credential-shaped variable is passed in",
+		"shared_home: one sandbox HOME for every project",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Warnings = %d lines, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

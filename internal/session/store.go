@@ -48,6 +48,7 @@ type Session struct {
 	ID        string     `json:"id"`
 	Command   []string   `json:"command"`
 	Workdir   string     `json:"workdir"`
+	Home      string     `json:"home,omitempty"` // the sandbox HOME on the host
 	State     State      `json:"state"`
 	Started   time.Time  `json:"started"`
 	Ended     *time.Time `json:"ended,omitempty"`

@@ -153,7 +153,7 @@ exec %s "$@"
 	}
 	checkProviderLog(t, logStart, fmt.Sprintf(c.keyField, realKey), c.request)
 
-	home := filepath.Join(e.home, ".local/share/stockade/home", c.name)
+	home := agentHome(t, e, c.name)
 	if out, _ := exec.Command("grep", "-rlF", realKey, home).Output(); len(out) > 0 {
 		t.Errorf("the real key is in the sandbox HOME: %s", out)
 	}

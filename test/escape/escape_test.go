@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +29,9 @@ type row struct {
 	// wantUser, when set, replaces want for an unprivileged runner: the kernel
 	// refuses such a user earlier, for a reason the row's comment gives.
 	wantUser string
+	// beforeFlags are added to flags for the first run only (--workdir
+	// {other}: it runs in another project).
+	beforeFlags []string
 	// mutates lets an OK row change guarded host files on purpose (--allow-hooks).
 	mutates bool
 	// check runs on the host after the row, for what the output cannot show.
@@ -50,7 +54,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, workRows, nameRows} {
+	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, homeRows, workRows, nameRows} {
 		rows = append(rows, t...)
 	}
 	return rows
@@ -216,7 +220,7 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if r.before != nil {
 		// What the first run plants is the attack's setup: the host is
 		// snapshotted after it.
-		if res := fx.sandbox(t, r.flags, r.before, timeout); res.code != 0 {
+		if res := fx.sandbox(t, append(slices.Clone(r.flags), r.beforeFlags...), r.before, timeout); res.code != 0 {
 			t.Fatalf("first run: exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
 		}
 	}

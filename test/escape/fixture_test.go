@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/sandboxhome"
 )
 
 // testUser is the unprivileged user of the second pass when the tests run as root.
@@ -178,12 +180,17 @@ func newFixture(t *testing.T, ru runner, host *hostSide, name string) *fixture {
 		home: filepath.Join(base, "home"), work: filepath.Join(base, "work"),
 		other: filepath.Join(base, "other"), spare: filepath.Join(base, "spare")}
 	fx.data = filepath.Join(fx.home, ".local", "share")
-	fx.sandboxHm = filepath.Join(fx.data, "stockade", "home", "run")
 	for rel, content := range fixtureFiles {
 		if err := fx.writeFile(rel, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// The sandbox HOME of `stockade run` in this project (sandboxhome.Rel).
+	key, err := sandboxhome.Key(fx.work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.sandboxHm = filepath.Join(fx.data, "stockade", sandboxhome.Rel("run", key, false))
 	os.Chmod(filepath.Join(fx.home, ".ssh", "id_rsa"), 0o600)
 	os.Chmod(filepath.Join(fx.work, ".git", "hooks", "pre-commit"), 0o755)
 	return fx

@@ -26,8 +26,8 @@ var linkRows = []row{
 	// The same through a protected file of the link's target directory: a link
 	// left from before (the fixture plants it), and one the first run plants,
 	// which the end of that run moves aside.
-	{name: "link_parent_cursor_to_home", setup: hostFiles(files("home/.cursor/mcp.json", `{"mcpServers":{"real":{}}}`+"\n",
-		"home/.local/share/stockade/home/run/.cursor/mcp.json", "{}\n"), symlink("../home/.cursor", "work/.cursor")),
+	{name: "link_parent_cursor_to_home", setup: hostFiles(files("home/.cursor/mcp.json", `{"mcpServers":{"real":{}}}`+"\n"),
+		homeFiles(".cursor/mcp.json", "{}\n"), symlink("../home/.cursor", "work/.cursor")),
 		args: sh("cat {work}/.cursor/mcp.json"), want: "{}"},
 	{name: "link_parent_github_planted", setup: hostFiles(files("home/.ghx/copilot-instructions.md", "the user's own\n")),
 		before: sh("ln -s ../home/.ghx .github && mkdir -p $HOME/.ghx && echo mine > $HOME/.ghx/copilot-instructions.md"),
@@ -51,7 +51,7 @@ var linkRows = []row{
 	// A protected directory that is a link into the sandbox HOME (by its host
 	// path): what the host's editor reads through it is read-only inside, at
 	// the sandbox path.
-	{name: "link_protected_into_sandbox_home", setup: hostFiles(without("work/.vscode"), files("home/.local/share/stockade/home/run/vsc/settings.json", "{}\n"), symlink("{sandboxhome}/vsc", "work/.vscode")),
+	{name: "link_protected_into_sandbox_home", setup: hostFiles(without("work/.vscode"), homeFiles("vsc/settings.json", "{}\n"), symlink("{sandboxhome}/vsc", "work/.vscode")),
 		args: probe("create", "{home}/vsc/tasks.json"), want: "DENIED EROFS"},
 	// A masked name that is a link: it reads empty, and so does its target.
 	{name: "link_mask_read_link", setup: hostFiles(without("work/.env"), files("work/config/prod.env", "API_KEY=escape-test\n"), symlink("config/prod.env", "work/.env")),
@@ -84,6 +84,17 @@ func hostFiles(setups ...func(fx *fixture) error) func(fx *fixture) error {
 			}
 		}
 		return nil
+	}
+}
+
+// homeFiles writes a file below the host directory of the sandbox HOME.
+func homeFiles(rel, content string) func(fx *fixture) error {
+	return func(fx *fixture) error {
+		p := filepath.Join(fx.sandboxHm, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(content), 0o644)
 	}
 }
 

@@ -1,0 +1,274 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stockade-dev/stockade/internal/agent"
+	"github.com/stockade-dev/stockade/internal/sandboxhome"
+)
+
+// fakeAgentScript stands in for an agent CLI: stockade finds it on PATH
+// like the real one and runs it with the agent's profile. Its first
+// argument says what to plant in its sandbox HOME, the way a hostile agent
+// would for the next session; then it says it ran.
+const fakeAgentScript = `#!/bin/sh
+[ "$1" = --append-system-prompt ] && shift 2 # claude's guide
+rel=$2; d=$(dirname "$rel")
+case $1 in
+plant-parent) # .codex -> the user's real ~/.codex (a loop inside, the real one outside)
+	mv "$HOME/$d" "$HOME/$d.moved" && ln -s "$HOME/$d" "$HOME/$d" || exit 3 ;;
+plant-last) # .codex/AGENTS.md -> the user's real ~/.codex/AGENTS.md
+	mv "$HOME/$d" "$HOME/$d.moved" && mkdir "$HOME/$d" && ln -s "$HOME/$rel" "$HOME/$rel" || exit 3 ;;
+plant-file)
+	mkdir -p "$HOME/$d" && echo PLANTED >"$HOME/$rel" || exit 3 ;;
+show-file)
+	if [ -e "$HOME/$rel" ]; then echo "SEEN $rel"; else echo "ABSENT $rel"; fi ;;
+esac
+echo AGENT-RAN
+`
+
+// homeAgent installs the fake agent name and returns the variables that
+// put it on PATH and give every agent a key.
+func homeAgent(t *testing.T, name string) []string {
+	dir := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(fakeAgentScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"PATH=" + dir + ":/usr/local/bin:/usr/bin:/bin",
+		"ANTHROPIC_API_KEY=sk-ant-test-0123456789", "OPENAI_API_KEY=sk-test-0123456789", "GEMINI_API_KEY=AIza-test-0123456789"}
+}
+
+// TestAgentHomePlantedLinks: what an agent plants in its sandbox HOME
+// never makes the next `stockade <agent>` write outside it. The user's
+// real guide file (~/.codex/AGENTS.md, ~/.config/opencode/AGENTS.md,
+// ~/.gemini/GEMINI.md) keeps its content and none of the agent's
+// first-run files appears next to it, whether the agent replaced the
+// guide's directory with a symlink to the real one or the guide itself
+// with a symlink to the real file; the next start says what it replaced.
+func TestAgentHomePlantedLinks(t *testing.T) {
+	requireSandbox(t)
+	for _, name := range []string{"codex", "opencode", "gemini"} {
+		p := agent.Profiles[name]
+		for _, plant := range []string{"plant-parent", "plant-last"} {
+			t.Run(name+"/"+plant, func(t *testing.T) {
+				e := newEnv(t)
+				vars := homeAgent(t, name)
+				const own = "the user's own instructions\n"
+				e.write(filepath.Join(e.home, p.GuideFile), own)
+				if r := e.run("", vars, name, "--", plant, p.GuideFile); r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+					t.Fatalf("planting run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+				r := e.run("", vars, name, "--", "run")
+				checkUserAgentFiles(t, e.home, p, own)
+				if r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+					t.Fatalf("next run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+				if !strings.Contains(r.stderr, "replaced a symlink") {
+					t.Errorf("the next run does not say what it replaced:\n%s", r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestAgentHomeHardLink: a hard link in the sandbox HOME to a file of the
+// user's (stockade's HOME is on the user's filesystem; no sandbox can make
+// one, but a loosened --rw or a tool of the user's may) is replaced, never
+// truncated: the guide is written as a new file renamed into place, and a
+// first-run file is never opened once something is at its name.
+func TestAgentHomeHardLink(t *testing.T) {
+	requireSandbox(t)
+	for _, name := range []string{"codex", "opencode", "gemini"} {
+		p := agent.Profiles[name]
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			vars := homeAgent(t, name)
+			if r := e.run("", vars, name, "--", "run"); r.code != 0 {
+				t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			home := agentHome(t, e, name)
+			const own = "the user's own file\n"
+			links := []string{p.GuideFile}
+			for rel := range p.HomeFiles {
+				links = append(links, rel)
+			}
+			for i, rel := range links {
+				user := e.write(filepath.Join(e.home, "mine", fmt.Sprint(i)), own)
+				os.Remove(filepath.Join(home, rel))
+				if err := os.Link(user, filepath.Join(home, rel)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := e.run("", vars, name, "--", "run")
+			for i, rel := range links {
+				if b, _ := os.ReadFile(filepath.Join(e.home, "mine", fmt.Sprint(i))); string(b) != own {
+					t.Errorf("the user's file hard-linked at %s was written: %q", rel, b)
+				}
+			}
+			if r.code != 0 {
+				t.Fatalf("next run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "(a hard link)") {
+				t.Errorf("the next run does not say it replaced a hard link:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// agentHome finds the sandbox HOME stockade used for name in e.
+func agentHome(t *testing.T, e *env, name string) string {
+	t.Helper()
+	data := filepath.Join(e.home, ".local/share/stockade")
+	found, _ := filepath.Glob(filepath.Join(data, "project-home", name, "*"))
+	if _, err := os.Stat(filepath.Join(data, "home", name)); err == nil {
+		found = append(found, filepath.Join(data, "home", name))
+	}
+	if len(found) != 1 {
+		t.Fatalf("sandbox HOME of %s: found %q", name, found)
+	}
+	return found[0]
+}
+
+// checkUserAgentFiles: the user's real guide file kept its content, and
+// none of the profile's first-run files was created in the real home.
+func checkUserAgentFiles(t *testing.T, home string, p agent.Profile, own string) {
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(home, p.GuideFile)); string(b) != own {
+		t.Errorf("the user's real %s was written: %q %v", p.GuideFile, b, err)
+	}
+	for rel := range p.HomeFiles {
+		if _, err := os.Lstat(filepath.Join(home, rel)); err == nil {
+			t.Errorf("%s was created in the user's real home", rel)
+		}
+	}
+}
+
+// TestAgentHomePerProject: what one project's agent leaves in its HOME (a
+// shell rc, a hook in its settings) is not there for the same agent in
+// another project, and still there for the next session of the same
+// project; --shared-home shares it, and says so at start.
+func TestAgentHomePerProject(t *testing.T) {
+	requireSandbox(t)
+	for _, name := range agent.Names() {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			vars := homeAgent(t, name)
+			other := filepath.Join(e.home, "other")
+			if err := os.Mkdir(other, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			run := func(extra []string, args ...string) string {
+				t.Helper()
+				r := e.run("", vars, append(append([]string{name}, extra...), append([]string{"--"}, args...)...)...)
+				if r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+					t.Fatalf("stockade %s %q: exit %d\n%s%s", name, args, r.code, r.stdout, r.stderr)
+				}
+				return r.stdout + r.stderr
+			}
+			run(nil, "plant-file", ".bashrc")
+			if out := run([]string{"--workdir", other}, "show-file", ".bashrc"); !strings.Contains(out, "ABSENT .bashrc") {
+				t.Errorf("another project's session sees what this one planted:\n%s", out)
+			}
+			if out := run(nil, "show-file", ".bashrc"); !strings.Contains(out, "SEEN .bashrc") {
+				t.Errorf("the project's HOME did not persist:\n%s", out)
+			}
+			run([]string{"--shared-home"}, "plant-file", ".shared")
+			out := run([]string{"--shared-home", "--workdir", other}, "show-file", ".shared")
+			if !strings.Contains(out, "SEEN .shared") || !strings.Contains(out, "LOOSENED: shared_home") {
+				t.Errorf("--shared-home does not share, or not loudly:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestRunHomeLinks: a symlink where stockade creates or opens the sandbox
+// HOME of `stockade run` (below its data directory, which no sandbox can
+// write) is refused with the path, never followed into the user's ~/.ssh.
+func TestRunHomeLinks(t *testing.T) {
+	requireSandbox(t)
+	cases := []struct {
+		name  string
+		flags []string
+		links func(key string) map[string]string // data-relative link → target below the home
+	}{
+		{"home itself", nil, func(key string) map[string]string {
+			return map[string]string{"project-home/run/" + key: ".ssh", "home/run": ".ssh"}
+		}},
+		{"a parent", nil, func(key string) map[string]string {
+			return map[string]string{"project-home": "secrets", "home": "secrets"}
+		}},
+		{"shared home itself", []string{"--shared-home"}, func(key string) map[string]string {
+			return map[string]string{"home/run": ".ssh"}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			const secret = "PRIVATE-KEY-OF-THE-USER"
+			e.write(filepath.Join(e.home, ".ssh", "id_rsa"), secret)
+			key, err := sandboxhome.Key(e.workdir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []string{"secrets/run", "secrets/run/" + key} {
+				e.write(filepath.Join(e.home, d, "id_rsa"), secret)
+			}
+			data := filepath.Join(e.home, ".local/share/stockade")
+			for link, target := range c.links(key) {
+				os.MkdirAll(filepath.Dir(filepath.Join(data, link)), 0o700)
+				if err := os.Symlink(filepath.Join(e.home, target), filepath.Join(data, link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := listTree(t, e.home)
+			r := e.run("", nil, append(append([]string{"run"}, c.flags...), "--", "sh", "-c", "cat $HOME/id_rsa")...)
+			if after := listTree(t, e.home); after != before {
+				t.Errorf("the user's home changed through the link:\n%s=>\n%s", before, after)
+			}
+			if strings.Contains(r.stdout, secret) {
+				t.Fatalf("the sandbox HOME followed a symlink to the user's secret:\n%s", r.stdout)
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "a symlink or a file stands in its path") {
+				t.Errorf("exit %d, want 125 and the reason:\n%s", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// listTree lists the names below dir, but for stockade's own directories.
+func listTree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".local" {
+			return filepath.SkipDir
+		}
+		fmt.Fprintln(&b, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestProjectFileSharedHome: a project's .stockade.json comes with the
+// repository and cannot ask for the shared HOME.
+func TestProjectFileSharedHome(t *testing.T) {
+	e := newEnv(t)
+	e.write(".stockade.json", `{"shared_home": true}`)
+	r := e.run("", nil, "run", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, `"shared_home": true is not allowed: a project file may only tighten`) {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}
