@@ -223,6 +223,7 @@ func prepare(j Job, h Hooks) *prepared {
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect,
+		TmpfsSize: policy.TmpfsBudget(p.Memory),
 	}, host)
 	return pr
 }

@@ -26,6 +26,8 @@ type Config struct {
 	Proxy bool
 	// HomeProtect are files under the sandbox HOME kept read-only inside.
 	HomeProtect []string
+	// TmpfsSize bounds the writable tmpfs mounts together (mount.Config).
+	TmpfsSize int64
 }
 
 // systemExec are the trees whose binaries may run.
@@ -36,7 +38,7 @@ func NewSpec(c Config, host mount.Host) (Spec, error) {
 	plan, err := mount.Build(mount.Config{
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
-		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect,
+		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, TmpfsSize: c.TmpfsSize,
 	}, host)
 	if err != nil {
 		return Spec{}, fmt.Errorf("planning the filesystem view: %w", err)
