@@ -105,6 +105,9 @@ func (c *runCmd) run() error {
 		return fmt.Errorf("setting up resource limits: %w", err)
 	}
 	defer cg.Close()
+	if err := report.Refusal(requirements(r)); err != nil {
+		return err
+	}
 	printStatus(log, j.ID, enforcementOf(r, home, report))
 
 	con, err := console.Open(os.Stdin, os.Stdout, os.Stderr)
@@ -137,6 +140,9 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	}
 	r, home, err := c.resolve()
 	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	if err := checkLimits(r); err != nil {
 		return job.Job{}, r, "", err
 	}
 	if err := landlock.CheckABI(landlock.ABI()); err != nil {

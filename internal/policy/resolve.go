@@ -81,6 +81,23 @@ func Resolve(cwd string, layers ...Layer) (Resolved, error) {
 	return r, nil
 }
 
+// Undo says how to drop the setting of scalar key, from wherever r took it:
+// "drop --memory", "unset STOCKADE_MEMORY", or `remove "memory" from FILE`;
+// "" for a default.
+func (r Resolved) Undo(key string) string {
+	src := r.Sources[key]
+	if flag, ok := strings.CutPrefix(src, "flag "); ok {
+		return "drop " + flag
+	}
+	if env, ok := strings.CutPrefix(src, "env "); ok {
+		return "unset " + env
+	}
+	if src == SourceDefault || src == "" {
+		return ""
+	}
+	return fmt.Sprintf("remove %q from %s", key, src)
+}
+
 func newResolved(p Policy) Resolved {
 	r := Resolved{Policy: p, Sources: map[string]string{}, ListSources: map[string][]Entry{}}
 	for _, k := range fileKeys {

@@ -389,3 +389,22 @@ func TestNetworkKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestUndo: how to drop a setting depends on where it came from.
+func TestUndo(t *testing.T) {
+	r, err := Resolve("/p",
+		Layer{Kind: KindUser, Source: "/u/config.json", CPUs: ptr(1.0)},
+		Layer{Kind: KindEnv, Source: "env", Pids: ptr(int64(10))},
+		Layer{Kind: KindFlag, Source: "flag", Memory: ptr(int64(1 << 30))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"memory": "drop --memory", "pids": "unset STOCKADE_PIDS",
+		"cpus": `remove "cpus" from /u/config.json`, "log_level": "",
+	} {
+		if got := r.Undo(key); got != want {
+			t.Errorf("Undo(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
