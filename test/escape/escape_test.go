@@ -28,6 +28,10 @@ type row struct {
 	// wantUser, when set, replaces want for an unprivileged runner: the kernel
 	// refuses such a user earlier, for a reason the row's comment gives.
 	wantUser string
+	// refused, when set, says that stockade must refuse to start: exit 125,
+	// one line on stderr that contains it, nothing run and nothing made.
+	// refusedUser is the same for an unprivileged runner only.
+	refused, refusedUser string
 	// mutates lets an OK row change guarded host files on purpose (--allow-hooks).
 	mutates bool
 	// check runs on the host after the row, for what the output cannot show.
@@ -46,7 +50,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, procRows, kernelRows, netRows, egressRows, workRows} {
+	for _, t := range [][]row{fsRows, protectRows, procRows, kernelRows, netRows, egressRows, workRows, limitsRows} {
 		rows = append(rows, t...)
 	}
 	return rows
@@ -200,11 +204,14 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if err := fx.chown(); err != nil {
 		t.Fatal(err)
 	}
-	want := r.want
+	want, refused := r.want, r.refused
 	if r.wantUser != "" && ru.uid != 0 {
 		want = r.wantUser
 	}
-	denial := strings.HasPrefix(want, "DENIED")
+	if r.refusedUser != "" && ru.uid != 0 {
+		refused = r.refusedUser
+	}
+	denial := strings.HasPrefix(want, "DENIED") || refused != ""
 	before, err := fx.snapshot(denial)
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +227,17 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	}
 	res := fx.sandbox(t, r.flags, r.args, timeout)
 	got := strings.TrimSpace(res.stdout)
-	if got != want || res.code != 0 {
+	switch {
+	case refused != "":
+		line := strings.TrimSpace(res.stderr)
+		if res.code != 125 || got != "" || strings.Contains(line, "\n") || !strings.Contains(line, refused) {
+			t.Errorf("%v\n got: %q (exit %d)\nwant: refused (exit 125) with one line containing %q\nstderr: %s",
+				fx.expand(r.args), got, res.code, refused, res.stderr)
+		}
+		if _, err := os.Lstat(fx.sandboxHm); err == nil {
+			t.Errorf("a refused start made the sandbox HOME %s", fx.sandboxHm)
+		}
+	case got != want || res.code != 0:
 		t.Errorf("%v\n got: %q (exit %d)\nwant: %q\nstderr: %s", fx.expand(r.args), got, res.code, want, res.stderr)
 	}
 	if !r.mutates {
