@@ -23,7 +23,9 @@
 // Report.Enforced holds one human line per limit in force ("memory 2.0 GiB
 // (cgroup v1 memory)"); Report.NotEnforced holds a Problem with the reason and the
 // fix for each requested limit that is not. New returns an error only when it had
-// to roll back a half-made group, and it has done so before returning.
+// to roll back a half-made group, and it has done so before returning. Whether a
+// limit that is not enforced stops the start is the caller's choice: Refusal
+// turns the problem of a Requirement (a limit set on purpose) into that error.
 //
 // Where groups go. The package reads /proc/self/mountinfo and /proc/self/cgroup
 // and never assumes a path. For each controller it uses the v1 hierarchy that

@@ -31,6 +31,27 @@ type Report struct {
 	NotEnforced []Problem // one per requested limit not in Enforced
 }
 
+// Requirement is a limit set on purpose (a flag, a variable, a config
+// file): unlike a default, it must be enforced, or the sandbox does not start.
+type Requirement struct {
+	Limit  string `json:"limit"`  // "memory", "cpus" or "pids"
+	Source string `json:"source"` // where it was set: "flag --memory"
+	Undo   string `json:"undo"`   // how to drop it: "drop --memory"
+}
+
+// Refusal is the one-line error that stops a start when rep has a limit of
+// reqs among those it cannot enforce, or nil when it has none.
+func (rep Report) Refusal(reqs []Requirement) error {
+	for _, p := range rep.NotEnforced {
+		for _, r := range reqs {
+			if r.Limit == p.Limit {
+				return fmt.Errorf("%s: the %s limit cannot be enforced: %s; fix: %s, or %s", r.Source, p.Limit, p.Reason, p.Fix, r.Undo)
+			}
+		}
+	}
+	return nil
+}
+
 // Bounds of the limits; see the package documentation for why.
 const (
 	MinMemory = 1 << 20

@@ -138,3 +138,36 @@ func TestNotEnforced(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusal: a limit set on purpose that is not enforced refuses the start
+// in one line naming where it was set and both fixes; defaults do not.
+func TestRefusal(t *testing.T) {
+	rep := Report{Enforced: []string{"pids 20 (cgroup v1 pids)"}, NotEnforced: []Problem{
+		{"memory", "cgroup v1 memory hierarchy at /sys/fs/cgroup/memory is not writable by uid 1000", "run as root"},
+		{"cpus", "no cpu controller", "use another kernel"},
+	}}
+	memory := Requirement{"memory", "flag --memory", "drop --memory"}
+	cpus := Requirement{"cpus", "/home/u/.config/stockade/config.json", `remove "cpus" from /home/u/.config/stockade/config.json`}
+	pids := Requirement{"pids", "env STOCKADE_PIDS", "unset STOCKADE_PIDS"}
+	tests := []struct {
+		name    string
+		reqs    []Requirement
+		wantErr string // "" for none
+	}{
+		{"nothing required", nil, ""},
+		{"required and enforced", []Requirement{pids}, ""},
+		{"memory required", []Requirement{pids, memory},
+			"flag --memory: the memory limit cannot be enforced: cgroup v1 memory hierarchy at /sys/fs/cgroup/memory is not writable by uid 1000; fix: run as root, or drop --memory"},
+		{"first unenforced wins", []Requirement{cpus, memory}, "flag --memory: the memory limit"},
+		{"cpus from a file", []Requirement{cpus}, `/home/u/.config/stockade/config.json: the cpus limit cannot be enforced: no cpu controller; fix: use another kernel, or remove "cpus" from`},
+	}
+	for _, tt := range tests {
+		err := rep.Refusal(tt.reqs)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s: Refusal = %v, want none", tt.name, err)
+		case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%s: Refusal = %v, want one line starting %q", tt.name, err, tt.wantErr)
+		}
+	}
+}

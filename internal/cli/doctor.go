@@ -50,9 +50,13 @@ func (c *doctorCmd) Run() error {
 	if err != nil {
 		add(check{name: "policy", detail: err.Error(), fix: "correct the setting named above"})
 	} else {
-		en := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
+		rep := cgroup.Probe(limitsOf(r))
+		en := enforcementOf(r, home, rep)
 		e = &en
 		add(homeCheck(r.Policy, home))
+		if err := rep.Refusal(requirements(r)); err != nil {
+			add(check{name: "limits", detail: err.Error()})
+		}
 	}
 	if err := sandbox.Smoke(); err != nil {
 		add(check{name: "sandbox", detail: "starting /bin/true: " + err.Error(), fix: "see the failing check above"})

@@ -108,6 +108,9 @@ func (c *runCmd) run() error {
 		return fmt.Errorf("setting up resource limits: %w", err)
 	}
 	defer cg.Close()
+	if err := report.Refusal(requirements(r)); err != nil {
+		return err
+	}
 	printStatus(log, j.ID, enforcementOf(r, home, report))
 
 	var wrap func(io.Writer) io.Writer // the command's output to the user's terminal
@@ -144,6 +147,9 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	}
 	r, home, err := c.resolve()
 	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	if err := checkLimits(r); err != nil {
 		return job.Job{}, r, "", err
 	}
 	if err := landlock.CheckABI(landlock.ABI()); err != nil {

@@ -19,7 +19,7 @@ func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) 
 	e := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
 	printStatus(log, j.ID, e)
 	err := session.Launch(session.Config{
-		Store: store, ID: j.ID, Job: j, Limits: limitsOf(r), Tripwire: c.Tripwire,
+		Store: store, ID: j.ID, Job: j, Limits: limitsOf(r), Required: requirements(r), Tripwire: c.Tripwire,
 		Loosened: e.Loosenings, Enforcement: e.line(),
 	}, session.Session{
 		Command: j.Argv, Workdir: j.Policy.Workdir, Home: j.HomeSource, Tripwire: c.Tripwire,

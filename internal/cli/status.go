@@ -57,6 +57,29 @@ func limitsOf(r policy.Resolved) cgroup.Limits {
 	return cgroup.Limits{Memory: r.Policy.Memory, CPUs: r.Policy.CPUs, Pids: pidsOf(r).cgroup}
 }
 
+// requirements are the limits of r set on purpose (a flag, a STOCKADE_*
+// variable, a config file): each must be enforced or the start fails. A
+// default limit that cannot be enforced is only a warning.
+func requirements(r policy.Resolved) []cgroup.Requirement {
+	var reqs []cgroup.Requirement
+	for _, key := range []string{"memory", "cpus", "pids"} {
+		if undo := r.Undo(key); undo != "" {
+			reqs = append(reqs, cgroup.Requirement{Limit: key, Source: r.Sources[key], Undo: undo})
+		}
+	}
+	return reqs
+}
+
+// checkLimits refuses a start early, before anything is made, when a limit
+// set on purpose cannot be enforced here. Without one it probes nothing.
+func checkLimits(r policy.Resolved) error {
+	reqs := requirements(r)
+	if len(reqs) == 0 {
+		return nil
+	}
+	return cgroup.Probe(limitsOf(r)).Refusal(reqs)
+}
+
 // enforcementOf describes r on this machine; cg is the cgroup report (from
 // cgroup.New when starting, cgroup.Probe otherwise).
 func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement {
@@ -88,7 +111,11 @@ func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement
 		e.Layers = append(e.Layers, layer{"limits", true, strings.Join(enforced, ", ")})
 	}
 	for _, p := range cg.NotEnforced {
-		e.Downgrades = append(e.Downgrades, fmt.Sprintf("%s limit NOT enforced: %s; fix: %s", p.Limit, p.Reason, p.Fix))
+		line := fmt.Sprintf("default %s limit NOT enforced", p.Limit)
+		if src := r.Sources[p.Limit]; src != policy.SourceDefault {
+			line = fmt.Sprintf("%s limit NOT enforced, so run refuses to start (set by %s)", p.Limit, src)
+		}
+		e.Downgrades = append(e.Downgrades, fmt.Sprintf("%s: %s; fix: %s", line, p.Reason, p.Fix))
 	}
 	return e
 }

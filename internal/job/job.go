@@ -182,7 +182,7 @@ func prepare(j Job, h Hooks) *prepared {
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
-		NoHold: policy.NoPlaceholders(),
+		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	sc := mount.ScanTrees(pr.mountCfg, mount.OS{})

@@ -48,6 +48,10 @@ type Config struct {
 	// placeholder: an empty file there would change what their tool does.
 	// What the command creates there is found at exit (Scan.Created).
 	NoHold []string
+	// TmpfsSize is how many bytes the writable tmpfs mounts may hold
+	// together (see tmpfsShares); 0 leaves each at the kernel's default,
+	// half of RAM and as many inodes.
+	TmpfsSize int64
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink
@@ -113,13 +117,13 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	}
 
 	// Kernel interfaces.
-	add(Mount{Kind: Tmpfs, Target: "/dev", Data: "mode=0755,size=64k", Why: "devices"})
+	add(Mount{Kind: Tmpfs, Target: "/dev", Data: "mode=0755,size=64k,nr_inodes=1024", Why: "devices"})
 	for _, d := range Devices {
 		add(Mount{Kind: Device, Source: "/dev/" + d, Target: "/dev/" + d, Why: "devices"})
 	}
 	add(Mount{Kind: Devpts, Target: "/dev/pts", Why: "terminals"})
 	add(Mount{Kind: Symlink, Source: "pts/ptmx", Target: "/dev/ptmx", Why: "terminals"})
-	add(Mount{Kind: Tmpfs, Target: "/dev/shm", Data: "mode=1777", Why: "shared memory"})
+	add(Mount{Kind: Tmpfs, Target: "/dev/shm", Data: tmpfsData("1777", "/dev/shm", cfg.TmpfsSize), Why: "shared memory"})
 	for i, n := range []string{"stdin", "stdout", "stderr"} {
 		add(Mount{Kind: Symlink, Source: fmt.Sprintf("/proc/self/fd/%d", i), Target: "/dev/" + n, Why: "devices"})
 	}
@@ -134,9 +138,9 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	}
 
 	// Scratch space.
-	add(Mount{Kind: Tmpfs, Target: "/tmp", Data: "mode=1777", Why: "scratch"})
-	add(Mount{Kind: Tmpfs, Target: "/run", Data: "mode=0755", Why: "scratch"})
-	add(Mount{Kind: Tmpfs, Target: "/var", Data: "mode=0755", Why: "scratch"})
+	add(Mount{Kind: Tmpfs, Target: "/tmp", Data: tmpfsData("1777", "/tmp", cfg.TmpfsSize), Why: "scratch"})
+	add(Mount{Kind: Tmpfs, Target: "/run", Data: tmpfsData("0755", "/run", cfg.TmpfsSize), Why: "scratch"})
+	add(Mount{Kind: Tmpfs, Target: "/var", Data: tmpfsData("0755", "/var", cfg.TmpfsSize), Why: "scratch"})
 	add(Mount{Kind: Dir, Target: "/var/tmp", Mode: 0o1777, Why: "scratch"})
 
 	// The user's trees. Everything from here on lies in (or is reached
@@ -283,6 +287,27 @@ func systemMasks(host Host) []Mount {
 		}
 	}
 	return out
+}
+
+// tmpfsShares split Config.TmpfsSize between the writable tmpfs mounts, in
+// eighths that add up to one: pages in a tmpfs belong to no process, so
+// without size= each could take half of RAM out of the OOM killer's reach.
+// Each mount is its own instance and cannot borrow another's room; /tmp,
+// where builds and tests write, gets the most, /var/tmp (in /var) the
+// next, and /run and /dev/shm an eighth each (64 MiB is Docker's /dev/shm).
+var tmpfsShares = map[string]int64{"/tmp": 4, "/var": 2, "/run": 1, "/dev/shm": 1}
+
+// tmpfsData is the option string of the writable tmpfs at target: its
+// share of total bytes, and one inode per 4 KiB of it, since inodes
+// (about 1 KiB of kernel memory each, even for an empty file) are not
+// counted in size=.
+func tmpfsData(mode, target string, total int64) string {
+	if total <= 0 {
+		return "mode=" + mode
+	}
+	// At least a page: size=0 would mean no limit at all.
+	size := max(total/8*tmpfsShares[target], 4096)
+	return fmt.Sprintf("mode=%s,size=%d,nr_inodes=%d", mode, size, size/4096)
 }
 
 func isDir(host Host, p string) bool {

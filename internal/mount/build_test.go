@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -122,5 +124,63 @@ func TestScanRefusesEscapes(t *testing.T) {
 	sc = ScanTrees(Config{Workdir: wd, Mask: []string{"a/.env"}}, OS{})
 	if len(sc.Mask) != 1 || sc.Mask[0].Path != wd+"/a/.env" {
 		t.Errorf("masks = %+v, want only %s/a/.env", sc.Mask, wd)
+	}
+}
+
+// TestBuildTmpfsBudget: the writable tmpfs mounts hold TmpfsSize together,
+// each with a size and an inode limit, never size=0 (no limit).
+func TestBuildTmpfsBudget(t *testing.T) {
+	writable := []string{"/tmp", "/var", "/run", "/dev/shm"}
+	tests := []struct {
+		total int64
+		want  map[string]string
+	}{
+		{4 << 30, map[string]string{
+			"/tmp":     "mode=1777,size=2147483648,nr_inodes=524288",
+			"/var":     "mode=0755,size=1073741824,nr_inodes=262144",
+			"/run":     "mode=0755,size=536870912,nr_inodes=131072",
+			"/dev/shm": "mode=1777,size=536870912,nr_inodes=131072",
+		}},
+		{32 << 20, map[string]string{
+			"/tmp": "mode=1777,size=16777216,nr_inodes=4096", "/dev/shm": "mode=1777,size=4194304,nr_inodes=1024",
+		}},
+		{100, map[string]string{"/tmp": "mode=1777,size=4096,nr_inodes=1", "/run": "mode=0755,size=4096,nr_inodes=1"}},
+		{0, map[string]string{"/tmp": "mode=1777", "/var": "mode=0755"}},
+	}
+	for _, tt := range tests {
+		plan, err := Build(Config{Workdir: t.TempDir(), TmpfsSize: tt.total}, OS{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for _, target := range writable {
+			m, ok := find(plan, target)
+			if !ok || m.Kind != Tmpfs {
+				t.Fatalf("total %d: %s is not a tmpfs in the plan: %+v", tt.total, target, m)
+			}
+			if want, ok := tt.want[target]; ok && m.Data != want {
+				t.Errorf("total %d: %s data %q, want %q", tt.total, target, m.Data, want)
+			}
+			var size int64
+			for _, opt := range strings.Split(m.Data, ",") {
+				if v, ok := strings.CutPrefix(opt, "size="); ok {
+					size, _ = strconv.ParseInt(v, 10, 64)
+				}
+			}
+			if tt.total > 0 && size == 0 {
+				t.Errorf("total %d: %s has no size: %q", tt.total, target, m.Data)
+			}
+			sum += size
+		}
+		if tt.total >= 4096*8 && sum > tt.total {
+			t.Errorf("total %d: the mounts hold %d together", tt.total, sum)
+		}
+	}
+	var shares int64
+	for _, s := range tmpfsShares {
+		shares += s
+	}
+	if shares != 8 || len(tmpfsShares) != len(writable) {
+		t.Errorf("tmpfsShares %v: want eighths of the budget that add up to one, for %v", tmpfsShares, writable)
 	}
 }

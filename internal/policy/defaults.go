@@ -20,7 +20,20 @@ const (
 	// DefaultPids is tighter than the kernel's default so a fork bomb in the
 	// sandbox stops long before it hurts the host.
 	DefaultPids = 4096
+	// DefaultMemory bounds the sandbox's memory where a cgroup can enforce
+	// it, and sizes its tmpfs mounts everywhere (TmpfsBudget): well below
+	// the RAM of a developer's machine, well above what an agent and a
+	// build need.
+	DefaultMemory = 8 << 30
 )
+
+// TmpfsBudget is how much the writable tmpfs mounts of a sandbox (/tmp,
+// /var with /var/tmp, /run, /dev/shm) may hold together: half of the memory
+// limit. Pages in a tmpfs belong to no process, so without a bound the OOM
+// killer would kill host processes to make room for them; with half, the
+// sandbox's processes keep the other half, and a full tmpfs gives ENOSPC
+// before a memory cgroup would OOM-kill anything.
+func TmpfsBudget(memory int64) int64 { return memory / 2 }
 
 // defaultProtect are read-only even inside the workdir: anything that runs
 // code or steers an agent on the host after the sandbox exits. The table with
@@ -78,6 +91,7 @@ func Default(workdir string) Policy {
 		Protect:     append([]string(nil), defaultProtect...),
 		Mask:        append([]string(nil), defaultMask...),
 		Pids:        DefaultPids,
+		Memory:      DefaultMemory,
 		LogLevel:    DefaultLogLevel,
 		Network:     DefaultNetwork,
 		AgentPolicy: DefaultAgentPolicy,

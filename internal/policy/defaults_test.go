@@ -69,7 +69,7 @@ func TestDefault(t *testing.T) {
 		"log":     p.LogLevel == "warn",
 		"network": p.Network == "proxy" && p.AgentPolicy == "deny" && len(p.AgentAllow) == 0,
 		"pids":    p.Pids == 4096,
-		"memory":  p.Memory == 0,
+		"memory":  p.Memory == DefaultMemory && TmpfsBudget(p.Memory) == 4<<30,
 		"cpus":    p.CPUs == 0,
 		"hooks":   !p.AllowHooks,
 		"protect": slices.Contains(p.Protect, ".git/hooks/") && slices.Contains(p.Protect, "CLAUDE.md"),

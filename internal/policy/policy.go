@@ -26,7 +26,8 @@ type Policy struct {
 	AllowHooks bool `json:"allow_hooks"`
 	// Env names host variables to pass (NAME) or sets them (NAME=VALUE).
 	Env []string `json:"env,omitempty"`
-	// Memory is the memory limit in bytes; 0 means no limit was requested.
+	// Memory is the memory limit in bytes, DefaultMemory unless a layer sets
+	// it; it also sizes the tmpfs mounts (TmpfsBudget). 0 means no limit.
 	Memory int64 `json:"memory,omitempty"`
 	// CPUs is the CPU limit in cores (1.5 = one and a half); 0 means none requested.
 	CPUs float64 `json:"cpus,omitempty"`

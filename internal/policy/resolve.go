@@ -68,7 +68,7 @@ func Resolve(cwd string, layers ...Layer) (Resolved, error) {
 			}
 		}
 		if l.Kind == KindProject {
-			if err := checkProject(l); err != nil {
+			if err := checkProject(l, &r); err != nil {
 				return Resolved{}, err
 			}
 		}
@@ -79,6 +79,23 @@ func Resolve(cwd string, layers ...Layer) (Resolved, error) {
 	}
 	r.finish()
 	return r, nil
+}
+
+// Undo says how to drop the setting of scalar key, from wherever r took it:
+// "drop --memory", "unset STOCKADE_MEMORY", or `remove "memory" from FILE`;
+// "" for a default.
+func (r Resolved) Undo(key string) string {
+	src := r.Sources[key]
+	if flag, ok := strings.CutPrefix(src, "flag "); ok {
+		return "drop " + flag
+	}
+	if env, ok := strings.CutPrefix(src, "env "); ok {
+		return "unset " + env
+	}
+	if src == SourceDefault || src == "" {
+		return ""
+	}
+	return fmt.Sprintf("remove %q from %s", key, src)
 }
 
 func newResolved(p Policy) Resolved {
@@ -188,12 +205,10 @@ func checkAdmin(admin, l *Layer) error {
 	if err := ceiling(l, admin, "memory", l.Memory, admin.Memory, FormatSize); err != nil {
 		return err
 	}
-	fmtCPUs := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	if err := ceiling(l, admin, "cpus", l.CPUs, admin.CPUs, fmtCPUs); err != nil {
+	if err := ceiling(l, admin, "cpus", l.CPUs, admin.CPUs, formatCPUs); err != nil {
 		return err
 	}
-	fmtPids := func(n int64) string { return strconv.FormatInt(n, 10) }
-	if err := ceiling(l, admin, "pids", l.Pids, admin.Pids, fmtPids); err != nil {
+	if err := ceiling(l, admin, "pids", l.Pids, admin.Pids, formatPids); err != nil {
 		return err
 	}
 	if l.AgentPolicy != nil && admin.AgentPolicy != nil && *admin.AgentPolicy == "deny" && *l.AgentPolicy != "deny" {
@@ -221,6 +236,24 @@ func checkAdmin(admin, l *Layer) error {
 	}
 	return nil
 }
+
+// notRaised refuses a limit v of project layer l above cur, the limit the
+// earlier layers (or the default) set; a zero cur is no limit.
+func notRaised[T int64 | float64](l *Layer, r *Resolved, key string, v *T, cur T, format func(T) string) error {
+	if v == nil || cur == 0 || *v <= cur {
+		return nil
+	}
+	from := "the default"
+	if s := r.Sources[key]; s != SourceDefault {
+		from = "set by " + s
+	}
+	return ref{kind: l.Kind, source: l.Source, key: key}.errorf(format(*v),
+		"is not allowed: a project file may only tighten the sandbox (it raises the %s limit above %s, %s); lower it, or pass it as a flag or put it in your own config",
+		key, format(cur), from)
+}
+
+func formatCPUs(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func formatPids(n int64) string   { return strconv.FormatInt(n, 10) }
 
 func ceiling[T int64 | float64](l, admin *Layer, key string, v, limit *T, format func(T) string) error {
 	if v == nil || limit == nil || *v <= *limit {
@@ -254,8 +287,9 @@ func overlaps(m, u string) bool {
 // checkProject refuses any loosening in a project file. The file comes with
 // the repository, and the repository is what the agent may have written or
 // what a stranger published: it may tighten the sandbox, never widen it.
-// Loosenings belong on the command line or in the user's own config.
-func checkProject(l *Layer) error {
+// Loosenings belong on the command line or in the user's own config. r is
+// the policy of the layers before l, whose limits l may lower, not raise.
+func checkProject(l *Layer, r *Resolved) error {
 	workdir := filepath.Dir(l.Source)
 	deny := func(key, shown, why string) error {
 		return ref{kind: l.Kind, source: l.Source, key: key}.errorf(shown,
@@ -278,10 +312,25 @@ func checkProject(l *Layer) error {
 		}
 	}
 	for _, e := range l.Env {
-		name, _, _ := strings.Cut(e, "=")
-		if environ.IsCredentialName(name) {
-			return deny("env", strconv.Quote(name), "it is credential-shaped")
+		// The name only: the value may be a secret.
+		name, _, set := strings.Cut(e, "=")
+		switch {
+		case !set:
+			return deny("env", strconv.Quote(name), "it passes a host variable in; a project file may only set a value, as NAME=VALUE")
+		case !environ.ProjectSettable(name):
+			return deny("env", strconv.Quote(name), "it may set only variables that change no code, traffic or credentials: "+
+				strings.Join(environ.ProjectSettableNames(), ", "))
 		}
+	}
+	p := r.Policy
+	if err := notRaised(l, r, "memory", l.Memory, p.Memory, FormatSize); err != nil {
+		return err
+	}
+	if err := notRaised(l, r, "cpus", l.CPUs, p.CPUs, formatCPUs); err != nil {
+		return err
+	}
+	if err := notRaised(l, r, "pids", l.Pids, p.Pids, formatPids); err != nil {
+		return err
 	}
 	if l.Network != nil && *l.Network != "none" && *l.Network != DefaultNetwork {
 		return deny("network", strconv.Quote(*l.Network), "it opens the network")

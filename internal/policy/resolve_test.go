@@ -79,7 +79,7 @@ func TestResolveLists(t *testing.T) {
 	user := Layer{Kind: KindUser, Source: "/u.json",
 		RO: []string{"/a", "/b"}, Mask: []string{".token", ".env"}, Env: []string{"X"}}
 	project := Layer{Kind: KindProject, Source: "/.stockade.json",
-		RO: []string{"/b", "/c"}, Env: []string{"X=1"}}
+		RO: []string{"/b", "/c"}, Env: []string{"TZ=UTC"}}
 	flag := Layer{Kind: KindFlag, Source: "flag", RO: []string{"/a", "/d"}, AllowHooks: ptr(true),
 		Unmask: []string{".env.example", ".token"}}
 	r, err := Resolve("/w", flag, project, user)
@@ -93,7 +93,7 @@ func TestResolveLists(t *testing.T) {
 	if !reflect.DeepEqual(r.Policy.RO, []string{"/a", "/b", "/c", "/d"}) {
 		t.Errorf("Policy.RO = %q", r.Policy.RO)
 	}
-	if !reflect.DeepEqual(r.Policy.Env, []string{"X", "X=1"}) {
+	if !reflect.DeepEqual(r.Policy.Env, []string{"X", "TZ=UTC"}) {
 		t.Errorf("Policy.Env = %q", r.Policy.Env)
 	}
 	if slices.Contains(r.Policy.Mask, ".token") || !slices.Contains(r.Policy.Mask, ".env") {
@@ -265,34 +265,76 @@ func TestDefaultPaths(t *testing.T) {
 }
 
 // TestProjectMayOnlyTighten: the project file comes with the repository, so
-// every loosening in it is refused, naming the file, the key and the fix.
+// every loosening in it is refused, naming the file, the key and the fix:
+// no host variable passed in, no variable off the safe list set, no limit
+// raised above the default or above what an earlier layer set.
 func TestProjectMayOnlyTighten(t *testing.T) {
 	src := "/home/u/p/.stockade.json"
+	user := Layer{Kind: KindUser, Source: "/home/u/.config/stockade/config.json",
+		Memory: ptr(int64(2 << 30)), CPUs: ptr(2.0), Pids: ptr(int64(500))}
 	tests := []struct {
-		name  string
-		layer Layer
-		key   string
+		name    string
+		earlier []Layer // layers before the project's
+		layer   Layer
+		wantErr string // the key and the value shown, or "" for allowed
 	}{
-		{"allow_hooks", Layer{AllowHooks: ptr(true)}, `"allow_hooks"`},
-		{"unmask", Layer{Unmask: []string{".env"}}, `"unmask"`},
-		{"rw outside", Layer{RW: []string{"/home/u/.bashrc"}}, `"rw"`},
-		{"ro outside", Layer{RO: []string{"/home/u/.ssh"}}, `"ro"`},
-		{"credential env", Layer{Env: []string{"GITHUB_TOKEN"}}, `"env"`},
-		{"shared_home", Layer{SharedHome: ptr(true)}, `"shared_home"`},
+		{"allow_hooks", nil, Layer{AllowHooks: ptr(true)}, `"allow_hooks": true`},
+		{"unmask", nil, Layer{Unmask: []string{".env"}}, `"unmask": ".env"`},
+		{"rw outside", nil, Layer{RW: []string{"/home/u/.bashrc"}}, `"rw": "/home/u/.bashrc"`},
+		{"ro outside", nil, Layer{RO: []string{"/home/u/.ssh"}}, `"ro": "/home/u/.ssh"`},
+		{"credential env", nil, Layer{Env: []string{"GITHUB_TOKEN"}}, `"env": "GITHUB_TOKEN"`},
+		{"shared_home", nil, Layer{SharedHome: ptr(true)}, `"shared_home"`},
+		// Host variables whose names do not look like credentials.
+		{"pass REDIS_URL", nil, Layer{Env: []string{"REDIS_URL"}}, `"env": "REDIS_URL" is not allowed`},
+		{"pass MONGODB_URI", nil, Layer{Env: []string{"MONGODB_URI"}}, `"env": "MONGODB_URI"`},
+		{"pass SECRET_KEY_BASE", nil, Layer{Env: []string{"SECRET_KEY_BASE"}}, `"env": "SECRET_KEY_BASE"`},
+		{"pass TOKEN", nil, Layer{Env: []string{"TOKEN"}}, `"env": "TOKEN"`},
+		{"pass PASSWORD", nil, Layer{Env: []string{"PASSWORD"}}, `"env": "PASSWORD"`},
+		{"pass a safe name", nil, Layer{Env: []string{"TZ"}}, `"env": "TZ" is not allowed`},
+		// Values that change how code loads, or where traffic goes.
+		{"set NODE_OPTIONS", nil, Layer{Env: []string{"NODE_OPTIONS=--require=./x.js"}}, `"env": "NODE_OPTIONS" is not allowed`},
+		{"set LD_PRELOAD", nil, Layer{Env: []string{"LD_PRELOAD=/w/x.so"}}, `"env": "LD_PRELOAD"`},
+		{"set PYTHONPATH", nil, Layer{Env: []string{"PYTHONPATH=."}}, `"env": "PYTHONPATH"`},
+		{"set BASH_ENV", nil, Layer{Env: []string{"BASH_ENV=./x"}}, `"env": "BASH_ENV"`},
+		{"set GIT_SSH_COMMAND", nil, Layer{Env: []string{"GIT_SSH_COMMAND=./x"}}, `"env": "GIT_SSH_COMMAND"`},
+		{"set PATH", nil, Layer{Env: []string{"PATH=./bin:/usr/bin"}}, `"env": "PATH"`},
+		{"set https_proxy", nil, Layer{Env: []string{"https_proxy=http://evil.example:3128"}}, `"env": "https_proxy"`},
+		{"set NO_PROXY", nil, Layer{Env: []string{"NO_PROXY=*"}}, `"env": "NO_PROXY"`},
+		{"set SSL_CERT_FILE", nil, Layer{Env: []string{"SSL_CERT_FILE=./ca.pem"}}, `"env": "SSL_CERT_FILE"`},
+		{"set safe values", nil, Layer{Env: []string{"TZ=UTC", "LC_ALL=C.UTF-8", "NO_COLOR=1"}}, ""},
+		// Limits: lower only.
+		{"pids above the default", nil, Layer{Pids: ptr(int64(90000))}, `"pids": 90000 is not allowed`},
+		{"memory above the default", nil, Layer{Memory: ptr(int64(64 << 30))}, `"memory": 64.0 GiB is not allowed`},
+		{"memory above the user's", []Layer{user}, Layer{Memory: ptr(int64(3 << 30))}, `"memory": 3.0 GiB is not allowed`},
+		{"cpus above the user's", []Layer{user}, Layer{CPUs: ptr(4.0)}, `"cpus": 4 is not allowed`},
+		{"pids above the user's", []Layer{user}, Layer{Pids: ptr(int64(1000))}, `"pids": 1000 is not allowed`},
+		{"limits lowered", nil, Layer{Pids: ptr(int64(100)), Memory: ptr(int64(1 << 30)), CPUs: ptr(2.0)}, ""},
+		{"limits lowered below the user's", []Layer{user}, Layer{Pids: ptr(int64(100)), Memory: ptr(int64(1 << 30)), CPUs: ptr(0.5)}, ""},
+		{"limits equal to the default", nil, Layer{Pids: ptr(int64(DefaultPids)), Memory: ptr(int64(DefaultMemory))}, ""},
+		{"tightening", nil, Layer{RW: []string{"/home/u/p/build"}, Mask: []string{"secrets/"}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := tt.layer
 			l.Kind, l.Source = KindProject, src
-			_, err := Resolve("/home/u/p", l)
-			if err == nil || !strings.Contains(err.Error(), src) || !strings.Contains(err.Error(), tt.key) || !strings.Contains(err.Error(), "only tighten") {
-				t.Errorf("Resolve = %v, want an error naming %s, %s and the rule", err, src, tt.key)
+			_, err := Resolve("/home/u/p", append(tt.earlier, l)...)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("tightening project file refused: %v", err)
+			case tt.wantErr == "":
+			case err == nil:
+				t.Errorf("Resolve accepted it, want an error with %s", tt.wantErr)
+			case !strings.HasPrefix(err.Error(), src+": ") || !strings.Contains(err.Error(), tt.wantErr) ||
+				!strings.Contains(err.Error(), "only tighten") || strings.Contains(err.Error(), "\n"):
+				t.Errorf("Resolve = %v\nwant one line naming %s, %s and the rule", err, src, tt.wantErr)
 			}
 		})
 	}
-	ok := Layer{Kind: KindProject, Source: src, RW: []string{"/home/u/p/build"}, Mask: []string{"secrets/"}, Memory: ptr(int64(1 << 30))}
-	if _, err := Resolve("/home/u/p", ok); err != nil {
-		t.Errorf("tightening project file refused: %v", err)
+	// An env or flag layer may still raise what the project lowered.
+	r, err := Resolve("/home/u/p", Layer{Kind: KindProject, Source: src, Pids: ptr(int64(100))},
+		Layer{Kind: KindFlag, Source: "flag", Pids: ptr(int64(90000))})
+	if err != nil || r.Policy.Pids != 90000 {
+		t.Errorf("flag after a project limit: pids %d, %v", r.Policy.Pids, err)
 	}
 }
 
@@ -347,6 +389,25 @@ func TestNetworkKeys(t *testing.T) {
 	}{{"192.0.2.53", true}, {"192.0.2.53:5353", true}, {"[2001:db8::53]:53", true}, {"dns.example", false}, {"192.0.2.53:0", false}} {
 		if _, err := parseResolver(tt.in); (err == nil) != tt.ok {
 			t.Errorf("parseResolver(%q) = %v", tt.in, err)
+		}
+	}
+}
+
+// TestUndo: how to drop a setting depends on where it came from.
+func TestUndo(t *testing.T) {
+	r, err := Resolve("/p",
+		Layer{Kind: KindUser, Source: "/u/config.json", CPUs: ptr(1.0)},
+		Layer{Kind: KindEnv, Source: "env", Pids: ptr(int64(10))},
+		Layer{Kind: KindFlag, Source: "flag", Memory: ptr(int64(1 << 30))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"memory": "drop --memory", "pids": "unset STOCKADE_PIDS",
+		"cpus": `remove "cpus" from /u/config.json`, "log_level": "",
+	} {
+		if got := r.Undo(key); got != want {
+			t.Errorf("Undo(%q) = %q, want %q", key, got, want)
 		}
 	}
 }

@@ -142,8 +142,9 @@ func within(p, dir string) bool {
 
 // Warnings lists every setting in p that loosens the sandbox, one short line
 // each, for printing at start and recording in the audit log. home is the
-// user's real home directory and uid the user stockade runs as. No limit on
-// memory, CPUs or pids is the default and not a warning.
+// user's real home directory and uid the user stockade runs as. A limit is
+// never a loosening here: where a limit comes from decides who may raise it
+// (Resolve), and one that cannot be enforced is the cgroup report's.
 func Warnings(p Policy, home string, uid int) []string {
 	var out []string
 	for _, pr := range loosenings(p, home, uid) {

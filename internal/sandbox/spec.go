@@ -26,6 +26,8 @@ type Config struct {
 	Proxy bool
 	// HomeProtect are files under the sandbox HOME kept read-only inside.
 	HomeProtect []string
+	// TmpfsSize bounds the writable tmpfs mounts together (mount.Config).
+	TmpfsSize int64
 	// Hold are the Mask patterns whose missing instances get placeholders
 	// (mount.Config.Hold).
 	Hold []string
@@ -44,6 +46,7 @@ func (c Config) MountConfig() mount.Config {
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
+		TmpfsSize: c.TmpfsSize,
 	}
 }
 

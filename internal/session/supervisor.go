@@ -40,6 +40,9 @@ type Config struct {
 	// the start line of the enforcement layers. Both go into the audit log.
 	Loosened    []string `json:"loosened"`
 	Enforcement string   `json:"enforcement"`
+
+	// Required are the limits set on purpose: not enforced, the start fails.
+	Required []cgroup.Requirement `json:"required,omitempty"`
 }
 
 // Restart policy: a command that crashes (is killed by SIGSEGV, SIGBUS,
@@ -157,6 +160,11 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		return sandbox.ExitSetup
 	}
 	defer cg.Close()
+	if err := report.Refusal(cfg.Required); err != nil {
+		signalReady(err)
+		ln.Close()
+		return sandbox.ExitSetup
+	}
 	for _, p := range report.NotEnforced {
 		s.log(audit.EventWarning, map[string]any{"message": p.String()})
 	}

@@ -32,6 +32,14 @@ func TestBadInput(t *testing.T) {
 		{"project file may not loosen", map[string]string{".stockade.json": `{"allow_hooks": true}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "allow_hooks", "only tighten"}},
 		{"project rw outside", map[string]string{".stockade.json": `{"rw": ["~/.bashrc"]}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "rw"}},
 		{"bad env var", nil, []string{"STOCKADE_MEMORY=huge"}, []string{"run", "--", "true"}, 125, []string{"STOCKADE_MEMORY", "huge"}},
+		// The project file is the repository's: no host variable passed in,
+		// only inert ones set, no limit raised (issue 9 §6).
+		{"project passes a host variable", map[string]string{".stockade.json": `{"env": ["REDIS_URL"]}`}, []string{"REDIS_URL=redis://:pw@db"}, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"env": "REDIS_URL"`, "NAME=VALUE"}},
+		{"project sets NODE_OPTIONS", map[string]string{".stockade.json": `{"env": ["NODE_OPTIONS=--require=./x.js"]}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"env": "NODE_OPTIONS"`, "TZ, LANG"}},
+		{"project sets LD_PRELOAD", map[string]string{".stockade.json": `{"env": ["LD_PRELOAD=./x.so"]}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"env": "LD_PRELOAD"`}},
+		{"project raises pids", map[string]string{".stockade.json": `{"pids": 90000}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"pids": 90000`, "above 4096, the default"}},
+		{"project raises memory", map[string]string{".stockade.json": `{"memory": "64g"}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"memory": 64.0 GiB`, "above 8.0 GiB"}},
+		{"project raises the user's cpus", map[string]string{".stockade.json": `{"cpus": 4}`, "~/.config/stockade/config.json": `{"cpus": 2}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"cpus": 4`, "above 2, set by /", ".config/stockade/config.json)"}},
 		{"policy show reports too", nil, nil, []string{"policy", "show", "--memory", "lots"}, 1, []string{"--memory", `"lots"`}},
 	}
 	for _, tt := range tests {
@@ -69,6 +77,69 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("bad input left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
+	}
+}
+
+// TestExplicitLimits: a limit set on purpose, from any source, is enforced
+// or refuses the start in one line naming the source and both fixes (issue
+// 9 §10); a default that cannot be enforced only warns. Whether this user
+// can have the limit is what policy show reports for the same inputs.
+func TestExplicitLimits(t *testing.T) {
+	requireSandbox(t)
+	tests := []struct {
+		name  string
+		files map[string]string
+		env   []string
+		flags []string
+		limit string
+		want  []string // in the refusal: the source and how to drop it
+	}{
+		{"flag", nil, nil, []string{"--cpus", "1"}, "cpus", []string{"flag --cpus:", "or drop --cpus"}},
+		{"env", nil, []string{"STOCKADE_MEMORY=1g"}, nil, "memory", []string{"env STOCKADE_MEMORY:", "or unset STOCKADE_MEMORY"}},
+		{"user config", map[string]string{"~/.config/stockade/config.json": `{"memory": "2g"}`}, nil, nil, "memory",
+			[]string{"config.json:", `or remove "memory" from ~/.config/stockade/config.json`}},
+		{"project config", map[string]string{".stockade.json": `{"cpus": 0.5}`}, nil, nil, "cpus",
+			[]string{".stockade.json:", `or remove "cpus" from`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			for p, c := range tt.files {
+				if strings.HasPrefix(p, "~/") {
+					p = filepath.Join(e.home, p[2:])
+				}
+				e.write(p, c)
+			}
+			show := e.run("", tt.env, append([]string{"policy", "show"}, tt.flags...)...)
+			refuses := strings.Contains(show.stdout, tt.limit+" limit NOT enforced, so run refuses to start")
+			before := snapshot(t, e.home)
+			r := e.run("", tt.env, append(append([]string{"run"}, tt.flags...), "--", "echo", "ran")...)
+			if !refuses {
+				_, inForce, _ := strings.Cut(r.stderr, "; limits ")
+				inForce, _, _ = strings.Cut(inForce, "\n")
+				if r.code != 0 || r.stdout != "ran\n" || !strings.Contains(inForce, tt.limit+" ") {
+					t.Errorf("enforceable %s: exit %d, stdout %q; want it run and the limit on the start line\n%s", tt.limit, r.code, r.stdout, r.stderr)
+				}
+				return
+			}
+			lines := stderrLines(r.stderr)
+			if r.code != 125 || r.stdout != "" || len(lines) != 1 {
+				t.Fatalf("unenforceable %s: exit %d, stdout %q; want 125 and one line\n%s", tt.limit, r.code, r.stdout, r.stderr)
+			}
+			for _, w := range tt.want {
+				if w = strings.ReplaceAll(w, "~", e.home); !strings.Contains(lines[0], w) {
+					t.Errorf("the refusal lacks %q: %s", w, lines[0])
+				}
+			}
+			if after := snapshot(t, e.home); after != before {
+				t.Errorf("a refused start left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+	// The default memory limit is not set on purpose: it may only warn.
+	e := newEnv(t)
+	if r := e.run("", nil, "run", "--", "echo", "ran"); r.code != 0 || r.stdout != "ran\n" {
+		t.Errorf("default limits: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -32,15 +32,19 @@ type row struct {
 	// beforeFlags are added to flags for the first run only (--workdir
 	// {other}: it runs in another project).
 	beforeFlags []string
+	// refused, when set, says that stockade must refuse to start: exit 125,
+	// one line on stderr that contains it (besides running as root's
+	// loosening), nothing run and nothing made; want is then "REFUSED".
+	// refusedUser is the same for an unprivileged runner only.
+	refused, refusedUser string
 	// mutates lets an OK row change guarded host files on purpose (--allow-hooks).
 	mutates bool
 	// check runs on the host after the row, for what the output cannot show.
 	check func(fx *fixture) error
-	// refused, when set, is what the row wants instead of an output line:
-	// stockade refuses to start the sandbox (exit 125) with an error
-	// containing refused, and runs nothing. want is then "REFUSED".
-	refused string
-	timeout time.Duration // default probeTimeout
+	// refusedLate: the refusal comes from the plan (a link, a hard link),
+	// made once the sandbox HOME exists; it may stay.
+	refusedLate bool
+	timeout     time.Duration // default probeTimeout
 }
 
 const probeTimeout = 20 * time.Second
@@ -54,7 +58,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, homeRows, workRows, nameRows} {
+	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, homeRows, workRows, nameRows, limitsRows} {
 		rows = append(rows, t...)
 	}
 	return rows
@@ -208,11 +212,14 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if err := fx.chown(); err != nil {
 		t.Fatal(err)
 	}
-	want := r.want
+	want, refused := r.want, r.refused
 	if r.wantUser != "" && ru.uid != 0 {
 		want = r.wantUser
 	}
-	denial := strings.HasPrefix(want, "DENIED") || r.refused != ""
+	if r.refusedUser != "" && ru.uid != 0 {
+		refused = r.refusedUser
+	}
+	denial := strings.HasPrefix(want, "DENIED") || refused != ""
 	timeout := r.timeout
 	if timeout == 0 {
 		timeout = probeTimeout
@@ -231,10 +238,14 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	res := fx.sandbox(t, r.flags, r.args, timeout)
 	got := strings.TrimSpace(res.stdout)
 	switch {
-	case r.refused != "":
-		if res.code != 125 || got != "" || !strings.Contains(res.stderr, r.refused) {
-			t.Errorf("%v\n got: %q (exit %d)\nwant: a refused start (exit 125, nothing run) saying %q\nstderr: %s",
-				fx.expand(r.args), got, res.code, r.refused, res.stderr)
+	case refused != "":
+		line := strings.TrimSpace(strings.Join(stderrLines(res.stderr), "\n"))
+		if res.code != 125 || got != "" || strings.Contains(line, "\n") || !strings.Contains(line, refused) {
+			t.Errorf("%v\n got: %q (exit %d)\nwant: refused (exit 125) with one line containing %q\nstderr: %s",
+				fx.expand(r.args), got, res.code, refused, res.stderr)
+		}
+		if _, err := os.Lstat(fx.sandboxHm); err == nil && !r.refusedLate {
+			t.Errorf("a refused start made the sandbox HOME %s", fx.sandboxHm)
 		}
 	case got != want || res.code != 0:
 		t.Errorf("%v\n got: %q (exit %d)\nwant: %q\nstderr: %s", fx.expand(r.args), got, res.code, want, res.stderr)
@@ -291,4 +302,16 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 		t.Fatalf("running stockade: %v", err)
 	}
 	return result{stdout.String(), stderr.String(), code}
+}
+
+// stderrLines are the lines of stockade's stderr but the loosening every
+// run as root prints.
+func stderrLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if !strings.HasPrefix(l, "stockade: LOOSENED: running as root") {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -236,6 +236,7 @@ func (fx *fixture) env() []string {
 		"ANTHROPIC_API_KEY=sk-ant-escape-test",
 		"NPM_TOKEN=npm_escape_test",
 		"DATABASE_PASSWORD=escape-test",
+		"REDIS_URL=redis://:escape-test@db.internal:6379", // a secret in a name that does not look like one
 		"SSH_AUTH_SOCK=" + fx.host.agentSock,
 	}
 }

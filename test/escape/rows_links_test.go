@@ -67,12 +67,12 @@ var linkRows = []row{
 	// A tree the user (or the project's .stockade.json) names through a link
 	// inside the project: refused, never followed to ~/.ssh.
 	{name: "link_ro_entry_through_project", setup: hostFiles(files("work/.stockade.json", `{"ro": ["docs"]}`+"\n"), symlink("../home/.ssh", "work/docs")),
-		args: probe("read", "{work}/docs/id_rsa"), want: "REFUSED", refused: "is a symlink inside"},
+		args: probe("read", "{work}/docs/id_rsa"), want: "REFUSED", refused: "is a symlink inside", refusedLate: true},
 	// Section 4: a protected file with a second name the sandbox could write.
 	{name: "hardlink_protected_file", setup: hostFiles(files("work/.cursor/mcp.json", "{}\n"), hardlink("work/.cursor/mcp.json", "work/notes.json")),
-		args: probe("write", "{work}/notes.json"), want: "REFUSED", refused: "has another name"},
+		args: probe("write", "{work}/notes.json"), want: "REFUSED", refused: "has another name", refusedLate: true},
 	{name: "hardlink_in_protected_dir", setup: hostFiles(files("work/.claude/hooks/check.sh", "#!/bin/sh\n"), hardlink("work/.claude/hooks/check.sh", "work/check.sh")),
-		args: probe("write", "{work}/check.sh"), want: "REFUSED", refused: "has another name"},
+		args: probe("write", "{work}/check.sh"), want: "REFUSED", refused: "has another name", refusedLate: true},
 }
 
 // hostFiles runs setups in order.
