@@ -1,7 +1,7 @@
 package policy
 
 // The built-in policy. Every entry is relative to the workdir; a trailing "/"
-// marks a directory and a "*" in the last element is a glob.
+// marks a directory and a "*" in any element is a glob.
 
 // AdminPath is where the administrator's config file lives. Later layers may
 // tighten its settings but never loosen them (see Resolve).
@@ -27,6 +27,29 @@ const (
 var defaultProtect = []string{
 	".git/hooks/",
 	".git/config",
+	// More of what git reads from the repository, and so from the sandboxed
+	// command if it may write it (after the session internal/gitguard checks
+	// these again, and every nested repository; see docs/sandbox.md, "Git
+	// metadata"). The per-worktree configuration, read when
+	// extensions.worktreeConfig is set; its placeholder, an empty file, is
+	// an empty configuration.
+	".git/config.worktree",
+	// Attributes that pick filter, diff and merge drivers, which run programs.
+	".git/info/attributes",
+	// Each submodule's git directory: git status runs the fsmonitor of its
+	// configuration, git submodule update and checkout its hooks.
+	".git/modules/*/config",
+	".git/modules/*/hooks/",
+	// Each linked worktree's git directory: commondir says where git takes
+	// its configuration and hooks from; config.worktree adds to them. A
+	// glob gets no placeholder: an empty commondir would break git.
+	".git/worktrees/*/commondir",
+	".git/worktrees/*/config.worktree",
+	// Not here: .git/commondir. git never writes one in a repository's own
+	// git directory, and no placeholder can stand in for a missing one (git
+	// refuses an empty commondir), so gitguard moves a new one aside after
+	// the session. Objects, refs, the index, logs and HEAD stay writable:
+	// commit, checkout -b, stash, merge and rebase work inside.
 	".gitmodules",
 	".husky/",
 	".pre-commit-config.yaml",
@@ -57,7 +80,7 @@ var defaultProtect = []string{
 
 // hookPaths are the defaultProtect entries that allow_hooks leaves writable:
 // directories whose scripts git runs on the host.
-var hookPaths = []string{".git/hooks/", ".husky/"}
+var hookPaths = []string{".git/hooks/", ".git/modules/*/hooks/", ".husky/"}
 
 // defaultMask read empty: files that commonly hold credentials.
 var defaultMask = []string{
