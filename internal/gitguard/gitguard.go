@@ -99,16 +99,32 @@ func (f Finding) Quarantined() bool { return f.Moved != "" }
 
 // String is the line for the user, without the "stockade: " prefix:
 //
-//	QUARANTINED: /p/.git/config.worktree: core.fsmonitor = "x" (runs a program at every git status, ...); moved to ...; undo: mv ...
+//	QUARANTINED: /p/.git/config.worktree: core.fsmonitor = "x" (runs a program at every git status, ...); moved to ...; to undo: mv ...
 func (f Finding) String() string {
-	head := fmt.Sprintf("%s: %s (%s)", f.Path, f.What, f.Why)
+	return fmt.Sprintf("%s: %s: %s (%s); %s", f.Verdict(), f.Path, f.What, f.Why, f.Action())
+}
+
+// Verdict is QUARANTINED, NOT QUARANTINED (moving it failed) or NOT
+// CHECKED.
+func (f Finding) Verdict() string {
+	switch {
+	case f.Moved != "":
+		return "QUARANTINED"
+	case f.Err != nil:
+		return "NOT QUARANTINED"
+	}
+	return "NOT CHECKED"
+}
+
+// Action says what was done and what the user may do.
+func (f Finding) Action() string {
 	switch {
 	case f.Moved != "" && f.Restored:
-		return fmt.Sprintf("QUARANTINED: %s; moved to %s and the version from before the session put back; to undo: mv '%s' '%s'", head, f.Moved, f.Moved, f.Path)
+		return fmt.Sprintf("moved to %s and the version from before the session put back; to undo: mv '%s' '%s'", f.Moved, f.Moved, f.Path)
 	case f.Moved != "":
-		return fmt.Sprintf("QUARANTINED: %s; moved to %s; to undo: mv '%s' '%s'", head, f.Moved, f.Moved, f.Path)
+		return fmt.Sprintf("moved to %s; to undo: mv '%s' '%s'", f.Moved, f.Moved, f.Path)
 	case f.Err != nil:
-		return fmt.Sprintf("NOT QUARANTINED: %s; moving it aside failed (%v): remove it before you run git there", head, f.Err)
+		return fmt.Sprintf("moving it aside failed (%v): remove it before you run git there", f.Err)
 	}
-	return fmt.Sprintf("NOT CHECKED: %s; review it before you run git there", head)
+	return "review it before you run git there"
 }
