@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -70,6 +71,10 @@ type Hooks struct {
 	// Serve serves the sandbox's proxy listeners (network mode "proxy").
 	// Run closes them when the sandbox is gone, which ends the serving.
 	Serve func(Listeners)
+	// GitChecked, when set, has the workdir's git metadata recorded before
+	// the command starts and checked once the sandbox is gone (gitguard);
+	// it hears what was moved aside, or why the check could not be made.
+	GitChecked func(found []gitguard.Finding, err error)
 }
 
 // Listeners are the sockets init made inside the sandbox (sandbox.Listeners).
@@ -154,6 +159,8 @@ type prepared struct {
 	savedErr     error
 	placeholders []mount.Placeholder
 	missing      []mount.MissingPath
+	git          *gitguard.Guard
+	gitChecked   func([]gitguard.Finding, error)
 	release      func() error
 	warn         func(string, ...any)
 	removed      chan error
@@ -163,6 +170,19 @@ type prepared struct {
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1), saved: make(chan error, 1)}
+	if h.GitChecked != nil {
+		// Before the placeholders, and long before the command.
+		g, err := gitguard.Before(p.Workdir, j.ID)
+		if g == nil {
+			h.GitChecked(nil, err)
+		} else {
+			if err != nil {
+				h.Warn("%v", err)
+			}
+			g.AllowHooks = p.AllowHooks
+			pr.git, pr.gitChecked = g, h.GitChecked
+		}
+	}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
 	if err := records.Sweep(); err != nil {
@@ -271,6 +291,12 @@ func (pr *prepared) cleanup() {
 	for _, m := range pr.missing {
 		if _, err := os.Lstat(m.Path); err == nil {
 			pr.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)
+		}
+	}
+	if pr.git != nil {
+		found, err := pr.git.After()
+		if len(found) > 0 || err != nil {
+			pr.gitChecked(found, err)
 		}
 	}
 }
