@@ -46,7 +46,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, procRows, kernelRows, netRows, egressRows, workRows} {
+	for _, t := range [][]row{fsRows, protectRows, procRows, kernelRows, netRows, egressRows, workRows, gitRows} {
 		rows = append(rows, t...)
 	}
 	return rows
