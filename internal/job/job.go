@@ -160,6 +160,8 @@ type prepared struct {
 	placeholders []mount.Placeholder
 	missing      []mount.MissingPath
 	git          *gitguard.Guard
+	gitErr       error
+	gitRecorded  chan struct{} // closed once gitguard.Before returned
 	gitChecked   func([]gitguard.Finding, error)
 	release      func() error
 	warn         func(string, ...any)
@@ -171,17 +173,16 @@ func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored, made: make(chan error, 1), saved: make(chan error, 1)}
 	if h.GitChecked != nil {
-		// Before the placeholders, and long before the command.
-		g, err := gitguard.Before(p.Workdir, j.ID)
-		if g == nil {
-			h.GitChecked(nil, err)
-		} else {
-			if err != nil {
-				h.Warn("%v", err)
+		// While init starts; the command waits for it (recorded). A
+		// placeholder it sees or not is no change: none is left at the end.
+		pr.gitChecked, pr.gitRecorded = h.GitChecked, make(chan struct{})
+		go func() {
+			defer close(pr.gitRecorded)
+			pr.git, pr.gitErr = gitguard.Before(p.Workdir, j.ID)
+			if pr.git != nil {
+				pr.git.AllowHooks = p.AllowHooks
 			}
-			g.AllowHooks = p.AllowHooks
-			pr.git, pr.gitChecked = g, h.GitChecked
-		}
+		}()
 	}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
@@ -259,6 +260,9 @@ func (pr *prepared) ready() error {
 // command may start then.
 func (pr *prepared) recorded() error {
 	pr.savedOnce.Do(func() { pr.savedErr = <-pr.saved })
+	if pr.gitRecorded != nil {
+		<-pr.gitRecorded
+	}
 	return pr.savedErr
 }
 
@@ -293,10 +297,18 @@ func (pr *prepared) cleanup() {
 			pr.warn("the command created %s, which stockade protects when it exists: review it before an IDE, git or an agent outside the sandbox uses it", m.Path)
 		}
 	}
-	if pr.git != nil {
-		found, err := pr.git.After()
-		if len(found) > 0 || err != nil {
-			pr.gitChecked(found, err)
+	if pr.gitRecorded != nil {
+		<-pr.gitRecorded
+		switch {
+		case pr.git == nil:
+			pr.gitChecked(nil, pr.gitErr)
+		default:
+			if pr.gitErr != nil {
+				pr.warn("%v", pr.gitErr)
+			}
+			if found, err := pr.git.After(); len(found) > 0 || err != nil {
+				pr.gitChecked(found, err)
+			}
 		}
 	}
 }
