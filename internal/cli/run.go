@@ -15,6 +15,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/console"
 	"github.com/stockade-dev/stockade/internal/environ"
+	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
@@ -127,7 +128,7 @@ func (c *runCmd) run() error {
 		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, OnStarted: con.Started,
 		Warn: log.warn, Debug: log.debugJSON,
 		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
-		OnFinding: log.finding, Serve: serve,
+		OnFinding: log.finding, Serve: serve, GitChecked: gitReport(log),
 	})
 	con.Close()
 	if err != nil {
@@ -224,6 +225,19 @@ func restoredWarning(log logger) func([]tripwire.Change, error) {
 		}
 		if err != nil {
 			log.warn("tripwire restore incomplete: %v", err)
+		}
+	}
+}
+
+// gitReport prints what gitguard moved aside after the run, one line each,
+// whatever the log level: the user's next git command depends on it.
+func gitReport(log logger) func([]gitguard.Finding, error) {
+	return func(found []gitguard.Finding, err error) {
+		for _, f := range found {
+			log.printf(3, "", "%s", f)
+		}
+		if err != nil {
+			log.printf(3, "", "NOT CHECKED: the git metadata of the workdir: %v; review .git and nested repositories before you run git there", err)
 		}
 	}
 }

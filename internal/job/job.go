@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -73,6 +74,10 @@ type Hooks struct {
 	// Serve serves the sandbox's proxy listeners (network mode "proxy").
 	// Run closes them when the sandbox is gone, which ends the serving.
 	Serve func(Listeners)
+	// GitChecked, when set, has the workdir's git metadata recorded before
+	// the command starts and checked once the sandbox is gone (gitguard);
+	// it hears what was moved aside, or why the check could not be made.
+	GitChecked func(found []gitguard.Finding, err error)
 }
 
 // Listeners are the sockets init made inside the sandbox (sandbox.Listeners).
@@ -113,11 +118,11 @@ func Run(j Job, h Hooks) (int, error) {
 			return err
 		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
-		BeforeMounts: pr.ready,
-		OnStart:      h.OnStart,
-		OnPTY:        h.OnPTY,
-		OnCommand:    h.OnCommand,
-		OnQuiet:      pr.removeSoon,
+		BeforeMounts: pr.ready, BeforeCommand: pr.recorded,
+		OnStart:   h.OnStart,
+		OnPTY:     h.OnPTY,
+		OnCommand: h.OnCommand,
+		OnQuiet:   pr.removeSoon,
 	})
 	if h.OnStarted != nil {
 		h.OnStarted()
@@ -155,6 +160,10 @@ type prepared struct {
 	madeOnce     sync.Once
 	madeErr      error
 	placeholders []mount.Placeholder
+	git          *gitguard.Guard
+	gitErr       error
+	gitRecorded  chan struct{} // closed once gitguard.Before returned
+	gitChecked   func([]gitguard.Finding, error)
 	release      func() error
 	// The exit check rescans the trees with the configuration the start
 	// scanned them with, to find what the command created.
@@ -172,6 +181,18 @@ func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored,
 		made: make(chan error, 1), id: j.ID, onFinding: h.OnFinding}
+	if h.GitChecked != nil {
+		// While init starts; the command waits for it (recorded). A
+		// placeholder it sees or not is no change: none is left at the end.
+		pr.gitChecked, pr.gitRecorded = h.GitChecked, make(chan struct{})
+		go func() {
+			defer close(pr.gitRecorded)
+			pr.git, pr.gitErr = gitguard.Before(p.Workdir, j.ID)
+			if pr.git != nil {
+				pr.git.AllowHooks = p.AllowHooks
+			}
+		}()
+	}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
 	if err := records.Sweep(); err != nil {
@@ -249,6 +270,15 @@ func (pr *prepared) ready() error {
 	return pr.madeErr
 }
 
+// recorded waits until the git metadata is recorded: the command may
+// start then.
+func (pr *prepared) recorded() error {
+	if pr.gitRecorded != nil {
+		<-pr.gitRecorded
+	}
+	return nil
+}
+
 // removeSoon restores the snapshot, then removes the placeholders. It is
 // called once no process of the sandbox is left (init says so before it
 // exits), or at cleanup: nothing inside can undo the restore.
@@ -289,6 +319,20 @@ func (pr *prepared) cleanup() {
 	for _, f := range quarantine(pr.id, created) {
 		if pr.onFinding != nil {
 			pr.onFinding(f)
+		}
+	}
+	if pr.gitRecorded != nil {
+		<-pr.gitRecorded
+		switch {
+		case pr.git == nil:
+			pr.gitChecked(nil, pr.gitErr)
+		default:
+			if pr.gitErr != nil {
+				pr.warn("%v", pr.gitErr)
+			}
+			if found, err := pr.git.After(); len(found) > 0 || err != nil {
+				pr.gitChecked(found, err)
+			}
 		}
 	}
 }

@@ -1,7 +1,7 @@
 package policy
 
 // The built-in policy. Every entry is relative to the workdir; a trailing "/"
-// marks a directory and a "*" in the last element is a glob.
+// marks a directory and a "*" in any element is a glob.
 
 // AdminPath is where the administrator's config file lives. Later layers may
 // tighten its settings but never loosen them (see Resolve).

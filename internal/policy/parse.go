@@ -174,11 +174,11 @@ func Pattern(p string) (string, error) {
 		return "", errors.New("is the root directory; name a path inside it")
 	case !path.IsAbs(c) && (c == "." || c == ".." || strings.HasPrefix(c, "../")):
 		return "", errors.New("is not inside the workdir; write a path relative to the workdir, or an absolute path")
-	case strings.ContainsAny(path.Dir(c), "*?["):
-		return "", errors.New("has a wildcard before the last element; only the last element may be a glob")
 	}
-	if _, err := path.Match(path.Base(c), ""); err != nil {
-		return "", errors.New("is not a valid glob")
+	for _, elem := range strings.Split(c, "/") {
+		if _, err := path.Match(elem, ""); err != nil {
+			return "", errors.New("is not a valid glob")
+		}
 	}
 	if strings.HasSuffix(p, "/") {
 		c += "/"

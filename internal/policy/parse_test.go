@@ -71,7 +71,9 @@ func TestPattern(t *testing.T) {
 		{in: "../x", wantErr: "not inside the workdir"},
 		{in: ".", wantErr: "not inside the workdir"},
 		{in: "/", wantErr: "root directory"},
-		{in: "*/x", wantErr: "wildcard before the last element"},
+		{in: "*/x", want: "*/x"},
+		{in: ".git/modules/*/hooks/", want: ".git/modules/*/hooks/"},
+		{in: "a/[x/b", wantErr: "not a valid glob"},
 		{in: "[x", wantErr: "not a valid glob"},
 		{in: "a\x00", wantErr: "NUL"},
 	}

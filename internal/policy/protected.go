@@ -75,6 +75,25 @@ var protectTable = []protected{
 		why: "git runs these scripts at commit, checkout, merge, rebase and push"},
 	{path: ".git/config", when: later,
 		why: "git runs core.fsmonitor, core.hooksPath, core.pager, aliases, filters and diff drivers named here at the next git status or diff"},
+	// More of what git reads from the repository (after the session
+	// internal/gitguard checks these again, and every nested repository;
+	// see docs/sandbox.md, "Git metadata"). Not here: .git/commondir: git
+	// never writes one in a repository's own git directory and refuses an
+	// empty one, so gitguard moves a new one aside after the session.
+	// Objects, refs, the index, logs and HEAD stay writable: commit,
+	// checkout -b, stash, merge and rebase work inside.
+	{path: ".git/config.worktree", when: later,
+		why: "git reads it when extensions.worktreeConfig is set: the same power as .git/config; an empty one is an empty configuration"},
+	{path: ".git/info/attributes", when: later,
+		why: "attributes pick the filter, diff and merge drivers git runs at status, diff, add and checkout"},
+	{path: ".git/modules/*/config", when: later,
+		why: "a submodule's configuration: git status in the superproject runs its core.fsmonitor"},
+	{path: ".git/modules/*/hooks/", when: later, hook: true,
+		why: "a submodule's hooks: git submodule update and checkout run them"},
+	{path: ".git/worktrees/*/commondir", when: later,
+		why: "a linked worktree's commondir says where git takes its configuration and hooks from"},
+	{path: ".git/worktrees/*/config.worktree", when: later,
+		why: "a linked worktree's own configuration"},
 	{path: ".gitmodules", when: later,
 		why: "git submodule update fetches and checks out the repositories and paths named here"},
 	{path: ".githooks/", when: later, hook: true,

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -203,13 +205,14 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 					return nil
 				})
 			},
-			OnCommand: func() { ready(nil) },
-			Snapshot:  true,
-			Restored:  s.restored,
-			OnFinding: s.finding,
-			OnTamper:  s.tamperHook(),
-			Serve:     s.serveHook(),
-			Warn:      func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
+			OnCommand:  func() { ready(nil) },
+			Snapshot:   true,
+			Restored:   s.restored,
+			OnFinding:  s.finding,
+			GitChecked: s.gitChecked,
+			OnTamper:   s.tamperHook(),
+			Serve:      s.serveHook(),
+			Warn:       func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
 		})
 		s.clearMaster()
 		s.mu.Lock()
@@ -273,6 +276,17 @@ func (s *supervisor) restored(changes []tripwire.Change, err error) {
 	}
 	if err != nil {
 		s.log(audit.EventWarning, map[string]any{"message": "tripwire restore incomplete: " + err.Error()})
+	}
+}
+
+// gitChecked logs what gitguard moved aside after a run.
+func (s *supervisor) gitChecked(found []gitguard.Finding, err error) {
+	for _, f := range found {
+		s.log(audit.EventTamper, map[string]any{"path": f.Path, "op": "git metadata: " + f.What + " (" + f.Why + ")",
+			"action": strings.ToLower(f.Verdict()) + ": " + f.Action()})
+	}
+	if err != nil {
+		s.log(audit.EventWarning, map[string]any{"message": "git metadata not checked: " + err.Error()})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -276,7 +277,7 @@ func (fx *fixture) snapshot(all bool) (map[string]string, error) {
 	}
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if os.IsNotExist(err) && p == root {
+			if (os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR)) && p == root { // below a .git file
 				snap[p] = "absent"
 				return nil
 			}
