@@ -35,6 +35,10 @@ func Probe(l Limits) Report {
 type Group struct {
 	mu   sync.Mutex
 	dirs []string // created, in order
+	// placed are the dirs init started in (ThreadFiles): Add skips them.
+	placed  map[string]bool
+	pending []string
+	files   []int
 }
 
 // New creates the group called name (one path element, e.g. "stockade-<id>")
@@ -147,6 +151,61 @@ func (g *Group) Paths() []string {
 	return append([]string(nil), g.dirs...)
 }
 
+// ThreadFiles opens, for each cgroup v1 hierarchy of the group, its tasks
+// file and that of the group's parent (where the caller runs), for
+// sandbox.Options.Placer: the thread that clones init writes "0" to the
+// first, clones, and writes "0" to the second, so init starts in the group.
+// A thread moving itself takes no global lock, where moving another
+// process (Add) write-locks cgroup_threadgroup_rwsem and waits for an RCU
+// grace period: 5 to 15 ms at every start. ThreadPlaced must follow.
+func (g *Group) ThreadFiles() (into, back []int) {
+	if g == nil {
+		return nil, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.placed = nil // a new init: none is placed yet
+	for _, dir := range g.dirs {
+		if !exists(filepath.Join(dir, "tasks")) {
+			continue
+		}
+		in, err := unix.Open(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		out, err := unix.Open(filepath.Join(filepath.Dir(dir), "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(in)
+			continue
+		}
+		g.pending, g.files = append(g.pending, dir), append(g.files, in, out)
+		into, back = append(into, in), append(back, out)
+	}
+	return into, back
+}
+
+// ThreadPlaced closes what ThreadFiles opened; moved says whether init
+// started in those hierarchies, which Add then skips.
+func (g *Group) ThreadPlaced(moved bool) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, fd := range g.files {
+		unix.Close(fd)
+	}
+	if moved {
+		if g.placed == nil {
+			g.placed = map[string]bool{}
+		}
+		for _, dir := range g.pending {
+			g.placed[dir] = true
+		}
+	}
+	g.pending, g.files = nil, nil
+}
+
 // Add moves process pid into the group in every hierarchy. Call it before the
 // process runs anything untrusted: until then it is not limited. On error pid
 // may be in some of the hierarchies already; Close kills it there.
@@ -157,6 +216,9 @@ func (g *Group) Add(pid int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, dir := range g.dirs {
+		if g.placed[dir] {
+			continue // init started there (ThreadFiles)
+		}
 		if err := writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			return fmt.Errorf("adding pid %d to cgroup: %w", pid, err)
 		}
@@ -211,17 +273,49 @@ func killAll(dir string, deadline time.Time) error {
 		if len(pids) == 0 {
 			return nil
 		}
+		var fds []unix.PollFd
 		for _, p := range pids {
-			if pid, err := strconv.Atoi(p); err == nil && pid > 0 {
-				_ = unix.Kill(pid, unix.SIGKILL) // ESRCH: gone already
+			pid, err := strconv.Atoi(p)
+			if err != nil || pid <= 0 || pid == os.Getpid() {
+				continue // never the supervisor, should one of its threads be left here
+			}
+			_ = unix.Kill(pid, unix.SIGKILL) // ESRCH: gone already
+			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 			}
 		}
 		if time.Now().After(deadline) {
+			closeAll(fds)
 			return fmt.Errorf("killing processes in cgroup %s: %d left after %v", dir, len(pids), closeTimeout)
 		}
-		// Neither version notifies portably when a killed task has left
-		// (v2's cgroup.events needs inotify); a short bounded poll is simpler.
-		time.Sleep(10 * time.Millisecond)
+		waitExited(fds, deadline)
+	}
+}
+
+// waitExited waits until every process of fds (pidfds, closed here) has
+// exited, or the deadline: a pidfd polls readable once its process is gone,
+// and by then it has left its cgroups. Most often the sandbox's init is
+// still tearing its namespaces down when the group is closed, and this
+// takes well under a millisecond, where a poll of cgroup.procs would sleep.
+func waitExited(fds []unix.PollFd, deadline time.Time) {
+	defer closeAll(fds)
+	for _, pfd := range fds {
+		for {
+			ms := int(time.Until(deadline).Milliseconds())
+			if ms <= 0 {
+				return
+			}
+			_, err := unix.Poll([]unix.PollFd{pfd}, ms)
+			if err != unix.EINTR {
+				break
+			}
+		}
+	}
+}
+
+func closeAll(fds []unix.PollFd) {
+	for _, f := range fds {
+		unix.Close(int(f.Fd))
 	}
 }
 
@@ -236,7 +330,7 @@ func removeDir(dir string, deadline time.Time) error {
 		case !errors.Is(err, unix.EBUSY) || time.Now().After(deadline):
 			return fmt.Errorf("removing cgroup %s: %w", dir, os.NewSyscallError("rmdir", err))
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond) // a task killed from outside killAll is still leaving
 	}
 }
 

@@ -26,3 +26,9 @@ func (g *Group) Add(pid int) error { return nil }
 
 // Close does nothing.
 func (g *Group) Close() error { return nil }
+
+// ThreadFiles does nothing here.
+func (g *Group) ThreadFiles() (into, back []int) { return nil, nil }
+
+// ThreadPlaced does nothing here.
+func (g *Group) ThreadPlaced(bool) {}

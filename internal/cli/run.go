@@ -125,7 +125,7 @@ func (c *runCmd) run() error {
 	defer con.Close()
 	code, err := job.Run(j, job.Hooks{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
-		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, OnStarted: con.Started,
+		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, Placer: cg, OnStarted: con.Started,
 		Warn: log.warn, Debug: log.debugJSON,
 		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
 		OnFinding: log.finding, Serve: serve, GitChecked: gitReport(log),

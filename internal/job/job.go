@@ -56,6 +56,7 @@ type Hooks struct {
 	TTY                   bool                        // the command gets a pty opened inside
 	OnPTY                 func(master *os.File) error // receives its master
 	OnStart               func(pid int) error         // cgroup placement of init
+	Placer                sandbox.ThreadPlacer        // init starts in its cgroup (sandbox.Options.Placer)
 	OnStarted             func()                      // init holds its stdio
 	OnCommand             func()                      // the command is running
 	Warn                  func(format string, args ...any)
@@ -119,7 +120,7 @@ func Run(j Job, h Hooks) (int, error) {
 		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
 		BeforeMounts: pr.ready, BeforeCommand: pr.recorded,
-		OnStart:   h.OnStart,
+		OnStart:   h.OnStart, Placer: h.Placer,
 		OnPTY:     h.OnPTY,
 		OnCommand: h.OnCommand,
 		OnQuiet:   pr.removeSoon,

@@ -23,7 +23,7 @@ import (
 //
 //go:norace
 //go:nocheckptr
-func startInit(p *program, a *arena, flags uintptr) (int, syscall.Errno) {
+func startInit(p *program, a *arena, flags uintptr, into, back []int) (int, bool, syscall.Errno) {
 	lo, hi := a.bounds()
 	ranges := privateMappings(lo, hi)
 	// Go's own forks (os/exec) must not run with these marks: they take
@@ -34,12 +34,16 @@ func startInit(p *program, a *arena, flags uintptr) (int, syscall.Errno) {
 		syscall.RawSyscall(unix.SYS_MADVISE, r.start, r.len, unix.MADV_DONTFORK)
 	}
 	runtimeBeforeFork()
+	moved := moveThread(into, back)
 	pid, errno := cloneInit(flags|uintptr(syscall.SIGCHLD), p.stack, p, uintptr(unsafe.Pointer(&p.tls[1])))
+	if moved {
+		moveThread(back, nil)
+	}
 	runtimeAfterFork()
 	for _, r := range ranges {
 		syscall.RawSyscall(unix.SYS_MADVISE, r.start, r.len, unix.MADV_DOFORK)
 	}
-	return int(pid), syscall.Errno(errno)
+	return int(pid), moved, syscall.Errno(errno)
 }
 
 // cloneInit is in init_linux_amd64.s: clone(flags, stack), and in the child

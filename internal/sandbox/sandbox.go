@@ -110,6 +110,14 @@ func (e *StepError) Error() string {
 // cli.Run dispatches to them before parsing any flag.
 var Entrypoints = map[string]func() int{}
 
+// ThreadPlacer moves the thread that clones init into a cgroup and back
+// (cgroup.Group.ThreadFiles): into and back are descriptors of tasks files,
+// written "0" in turn; ThreadPlaced hears whether init started there.
+type ThreadPlacer interface {
+	ThreadFiles() (into, back []int)
+	ThreadPlaced(moved bool)
+}
+
 // Options are the host-side settings of one sandbox run.
 type Options struct {
 	Stdin, Stdout, Stderr *os.File
@@ -120,6 +128,10 @@ type Options struct {
 	// BeforeCommand runs before init may start the command; an error stops
 	// the sandbox.
 	BeforeCommand func() error
+	// Placer, when set, has init start in the sandbox's cgroup: the
+	// thread that clones it moves itself there and back around the clone
+	// (cgroup.Group). OnStart then places init in what is left.
+	Placer ThreadPlacer
 	// OnStart runs while init builds the filesystem view; the cgroup
 	// placement happens here. Init starts nothing of the command's before
 	// it returns.

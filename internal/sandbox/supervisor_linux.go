@@ -94,7 +94,14 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 	// being built reaches init, which drops it, rather than killing us and
 	// leaving placeholders behind.
 	forwardSignals()
-	pid, errno := startInit(s.prog, s.arena, cloneFlags)
+	var into, back []int
+	if opt.Placer != nil {
+		into, back = opt.Placer.ThreadFiles()
+	}
+	pid, placed, errno := startInit(s.prog, s.arena, cloneFlags, into, back)
+	if opt.Placer != nil {
+		opt.Placer.ThreadPlaced(placed && errno == 0)
+	}
 	if errno != 0 {
 		s.sync.Close()
 		s.arena.free()

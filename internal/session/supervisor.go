@@ -188,7 +188,8 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 	for attempt := 0; ; attempt++ {
 		code, err := job.Run(s.cfg.Job, job.Hooks{
 			Stdin: devnull, Stdout: devnull, Stderr: devnull, TTY: true,
-			OnPTY: s.setMaster,
+			OnPTY:  s.setMaster,
+			Placer: cg,
 			OnStart: func(pid int) error {
 				s.mu.Lock()
 				s.initPID = pid
