@@ -120,7 +120,7 @@ func Run(j Job, h Hooks) (int, error) {
 		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
 		BeforeMounts: pr.ready, BeforeCommand: pr.recorded,
-		OnStart:   h.OnStart, Placer: h.Placer,
+		OnStart: h.OnStart, Placer: h.Placer,
 		OnPTY:     h.OnPTY,
 		OnCommand: h.OnCommand,
 		OnQuiet:   pr.removeSoon,
@@ -207,6 +207,7 @@ func prepare(j Job, h Hooks) *prepared {
 		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
+	cfg.Passwd, cfg.Group = sandbox.Accounts()
 	sc := mount.ScanTrees(pr.mountCfg, mount.OS{})
 	if sc.Err != nil {
 		pr.made <- nil
@@ -303,39 +304,67 @@ func (pr *prepared) removeSoon() {
 // no placeholder held. It runs only after the sandbox is gone.
 func (pr *prepared) cleanup() {
 	pr.removeSoon()
+	if pr.err != nil {
+		if err := <-pr.removed; err != nil {
+			pr.warn("%v", err)
+		}
+		return // nothing ran
+	}
+	// The checks look at different things than the removal of the
+	// placeholders, and at the command's leftovers only: they run beside
+	// it, on the host, once the sandbox is gone. A tripwire's restore
+	// comes first, since it takes back what it watched.
+	var (
+		wg       sync.WaitGroup
+		findings []Finding
+		gitFound []gitguard.Finding
+		gitErr   error
+	)
+	if pr.snap != nil {
+		if err := <-pr.removed; err != nil {
+			pr.warn("%v", err)
+		}
+		pr.removed <- nil
+	}
+	wg.Go(func() { findings = pr.created() })
+	if pr.gitRecorded != nil {
+		wg.Go(func() {
+			<-pr.gitRecorded
+			gitErr = pr.gitErr
+			if pr.git != nil {
+				gitFound, gitErr = pr.git.After()
+				if pr.gitErr != nil {
+					pr.warn("%v", pr.gitErr)
+				}
+			}
+		})
+	}
 	if err := <-pr.removed; err != nil {
 		pr.warn("%v", err)
 	}
-	if pr.err != nil {
-		return // nothing ran
+	wg.Wait()
+	for _, f := range findings {
+		if pr.onFinding != nil {
+			pr.onFinding(f)
+		}
 	}
+	if pr.gitRecorded != nil && (pr.git == nil || len(gitFound) > 0 || gitErr != nil) {
+		pr.gitChecked(gitFound, gitErr)
+	}
+}
+
+// created moves aside what the command created at protected or masked
+// names that no placeholder held, and returns a finding for each.
+func (pr *prepared) created() []Finding {
 	after := mount.ScanTrees(pr.mountCfg, mount.OS{})
-	live := pr.records.Live() // placeholders of other sandboxes of this project
+	live := pr.records.Live() // placeholders of live sandboxes of this project
 	var created []mount.Found
 	for _, f := range pr.scan.Created(after) {
 		if _, ok := live[f.Path]; !ok {
 			created = append(created, f)
 		}
 	}
-	for _, f := range quarantine(pr.id, created) {
-		if pr.onFinding != nil {
-			pr.onFinding(f)
-		}
-	}
-	if pr.gitRecorded != nil {
-		<-pr.gitRecorded
-		switch {
-		case pr.git == nil:
-			pr.gitChecked(nil, pr.gitErr)
-		default:
-			if pr.gitErr != nil {
-				pr.warn("%v", pr.gitErr)
-			}
-			if found, err := pr.git.After(); len(found) > 0 || err != nil {
-				pr.gitChecked(found, err)
-			}
-		}
-	}
+	return quarantine(pr.id, created)
 }
 
 // RecordsDir is where placeholder records of a user live.

@@ -36,6 +36,9 @@ type Config struct {
 	Unmask     []string // exempt from Mask: patterns as in Mask
 	// ResolvConf, when set, replaces /etc/resolv.conf inside.
 	ResolvConf string
+	// Passwd and Group, when set, replace /etc/passwd and /etc/group
+	// inside (the host's, filtered: package accounts).
+	Passwd, Group string
 	// HomeProtect are paths relative to the sandbox HOME kept read-only
 	// inside (the agent's guide), when they exist.
 	HomeProtect []string
@@ -114,6 +117,12 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 		// /etc/resolv.conf is often a symlink into /run: the file goes
 		// where the link leads inside.
 		add(Mount{Kind: File, Target: resolveBound(host, "/etc/resolv.conf", ms), Data: cfg.ResolvConf, Why: "DNS through the stub"})
+	}
+	if cfg.Passwd != "" {
+		add(Mount{Kind: File, Target: resolveBound(host, "/etc/passwd", ms), Data: cfg.Passwd, Why: "accounts: root, you, nobody"})
+	}
+	if cfg.Group != "" {
+		add(Mount{Kind: File, Target: resolveBound(host, "/etc/group", ms), Data: cfg.Group, Why: "accounts: your groups"})
 	}
 
 	// Kernel interfaces.
@@ -210,6 +219,13 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 			}
 		}
 		pinned[f.Path] = true
+		if f.Held {
+			// The placeholder is empty (or "{}"): the same from the
+			// sealed staging root, read-only, costs init half the
+			// system calls of a bind of the host's.
+			strict(Mount{Kind: Empty, Target: f.Target, IsDir: f.Dir, Data: placeholderContent(f.Path), Why: "placeholder of protected path"})
+			continue
+		}
 		why := "protect"
 		if f.Link {
 			why = "protect symlink"

@@ -52,14 +52,16 @@ func Split(missing []MissingPath) []Placeholder {
 func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 	var made []Placeholder
 	stash.prepare()
+	dirs := newParents()
+	defer dirs.close()
 	for _, p := range planned {
-		ph, err := stash.take(p)
+		ph, err := stash.take(p, dirs)
 		if err != nil {
-			ph, err = createPlaceholder(p)
+			ph, err = createPlaceholder(p, dirs)
 		}
 		if errors.Is(err, fs.ErrExist) {
 			// Another sandbox of this project was quicker: share its.
-			if st, lerr := lstatPlaceholder(p); lerr == nil && st.dir == p.Dir {
+			if st, lerr := lstatPlaceholder(p, dirs); lerr == nil && st.dir == p.Dir {
 				made = append(made, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino, Borrowed: true})
 				continue
 			}
@@ -127,9 +129,11 @@ type placeholderStat struct {
 // under its lock anyway.)
 func RemovePlaceholders(ps []Placeholder, stash Stash) error {
 	var errs []error
+	dirs := newParents()
+	defer dirs.close()
 	for _, ph := range ps {
 		if !ph.Borrowed {
-			errs = append(errs, removePlaceholder(ph, stash))
+			errs = append(errs, removePlaceholder(ph, stash, dirs))
 		}
 	}
 	return errors.Join(errs...)
@@ -141,7 +145,7 @@ func (sc Scan) Hold() Scan {
 	out := sc
 	out.Protect, out.Mask, out.Missing = slices.Clone(sc.Protect), slices.Clone(sc.Mask), nil
 	for _, m := range sc.Missing {
-		f := Found{Path: m.Path, Target: m.Target, Dir: m.Dir, Mask: m.Mask, Root: m.Root, Why: m.Pattern}
+		f := Found{Path: m.Path, Target: m.Target, Dir: m.Dir, Mask: m.Mask, Root: m.Root, Why: m.Pattern, Held: true}
 		if m.Mask {
 			out.Mask = append(out.Mask, f)
 		} else {

@@ -20,26 +20,47 @@ import (
 // following a symlink (package beneath): a link planted in place of a
 // parent (".git -> ~/.aws") fails the operation instead of redirecting it.
 
-// parentOf opens the directory that holds ph.
-func parentOf(ph Placeholder) (*beneath.Root, string, error) {
+// parents holds the directories placeholders lie in, opened once for the
+// placeholders of one Create or RemovePlaceholders (most share the
+// workdir): each resolved below its root without following a symlink.
+type parents map[string]*beneath.Root
+
+func newParents() parents { return parents{} }
+
+func (ps parents) close() {
+	for _, r := range ps {
+		r.Close()
+	}
+}
+
+// of returns the directory that holds ph, and ph's name in it.
+func (ps parents) of(ph Placeholder) (*beneath.Root, string, error) {
 	rel, ok := strings.CutPrefix(ph.Path, strings.TrimSuffix(ph.Root, "/")+"/")
 	if ph.Root == "" || !ok {
 		return nil, "", fmt.Errorf("placeholder %s is not below its root %q", ph.Path, ph.Root)
+	}
+	dir, name := filepath.Split(ph.Path)
+	if r, ok := ps[dir]; ok {
+		return r, name, nil
 	}
 	root, err := beneath.OpenRoot(ph.Root)
 	if err != nil {
 		return nil, "", err
 	}
 	defer root.Close()
-	return root.OpenParent(rel)
+	r, name, err := root.OpenParent(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	ps[dir] = r
+	return r, name, nil
 }
 
-func lstatPlaceholder(ph Placeholder) (placeholderStat, error) {
-	dir, name, err := parentOf(ph)
+func lstatPlaceholder(ph Placeholder, ps parents) (placeholderStat, error) {
+	dir, name, err := ps.of(ph)
 	if err != nil {
 		return placeholderStat{}, err
 	}
-	defer dir.Close()
 	return lstatAt(dir.Fd(), name, ph.Path)
 }
 
@@ -52,12 +73,11 @@ func lstatAt(dirfd int, name, full string) (placeholderStat, error) {
 		link: st.Mode&unix.S_IFMT == unix.S_IFLNK}, nil
 }
 
-func createPlaceholder(p Placeholder) (Placeholder, error) {
-	dir, name, err := parentOf(p)
+func createPlaceholder(p Placeholder, ps parents) (Placeholder, error) {
+	dir, name, err := ps.of(p)
 	if err != nil {
 		return Placeholder{}, err
 	}
-	defer dir.Close()
 	fd := dir.Fd()
 	switch {
 	case p.Dir:
@@ -132,15 +152,14 @@ func createRenamed(dirfd int, name, content string) error {
 
 // take moves p's placeholder from the stash into place, unless something
 // is there already.
-func (s Stash) take(p Placeholder) (Placeholder, error) {
+func (s Stash) take(p Placeholder, ps parents) (Placeholder, error) {
 	if s.Dir == "" {
 		return Placeholder{}, unix.ENOENT
 	}
-	dir, name, err := parentOf(p)
+	dir, name, err := ps.of(p)
 	if err != nil {
 		return Placeholder{}, err
 	}
-	defer dir.Close()
 	if err := unix.Renameat2(unix.AT_FDCWD, s.key(p), dir.Fd(), name, unix.RENAME_NOREPLACE); err != nil {
 		if err == unix.EEXIST {
 			return Placeholder{}, &fs.PathError{Op: "rename", Path: p.Path, Err: fs.ErrExist}
@@ -154,15 +173,14 @@ func (s Stash) take(p Placeholder) (Placeholder, error) {
 	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino}, nil
 }
 
-func removePlaceholder(ph Placeholder, stash Stash) error {
-	dir, name, err := parentOf(ph)
+func removePlaceholder(ph Placeholder, stash Stash, ps parents) error {
+	dir, name, err := ps.of(ph)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // its directory is gone, and it with it
 	}
 	if err != nil {
 		return fmt.Errorf("placeholder %s: %w; left in place", ph.Path, err)
 	}
-	defer dir.Close()
 	fd := dir.Fd()
 	st, err := lstatAt(fd, name, ph.Path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -6,12 +6,19 @@ import "errors"
 
 var errNotSupported = errors.New("placeholders need Linux")
 
-func lstatPlaceholder(Placeholder) (placeholderStat, error) {
+type parents struct{}
+
+func newParents() parents { return parents{} }
+func (parents) close()    {}
+
+func lstatPlaceholder(Placeholder, parents) (placeholderStat, error) {
 	return placeholderStat{}, errNotSupported
 }
 
-func createPlaceholder(Placeholder) (Placeholder, error) { return Placeholder{}, errNotSupported }
+func createPlaceholder(Placeholder, parents) (Placeholder, error) {
+	return Placeholder{}, errNotSupported
+}
 
-func removePlaceholder(Placeholder, Stash) error { return errNotSupported }
+func removePlaceholder(Placeholder, Stash, parents) error { return errNotSupported }
 
-func (s Stash) take(Placeholder) (Placeholder, error) { return Placeholder{}, errNotSupported }
+func (s Stash) take(Placeholder, parents) (Placeholder, error) { return Placeholder{}, errNotSupported }

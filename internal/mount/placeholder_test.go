@@ -160,8 +160,22 @@ func TestPlanBeforePlaceholders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(before, after) {
+	// The same targets, in the same order; a placeholder is shown from
+	// the staging root (empty, read-only) rather than bound from the host.
+	targets := func(p Plan) []string {
+		var out []string
+		for _, m := range p.Mounts {
+			out = append(out, m.Target)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(targets(before), targets(after)) {
 		t.Errorf("plan before the placeholders:\n%+v\nafter:\n%+v", before.Mounts, after.Mounts)
+	}
+	for _, name := range []string{".vscode", ".mcp.json", ".git/hooks"} {
+		if m, ok := find(before, wd+"/"+name); !ok || m.Kind != Empty || m.Why != "placeholder of protected path" {
+			t.Errorf("%s before its placeholder exists: %+v, want the staging root's empty one", name, m)
+		}
 	}
 	if _, ok := find(after, wd+"/.vscode"); !ok {
 		t.Error(".vscode is not in the plan")

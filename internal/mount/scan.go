@@ -102,6 +102,9 @@ type Found struct {
 	Why    string
 	// Root is the host tree the path lies in, for pinning its ancestors.
 	Root string
+	// Held: a placeholder stockade makes for the run (Scan.Hold): empty,
+	// so the plan shows an empty one from the staging root there.
+	Held bool
 }
 
 // Scan is what the scanner found.
@@ -147,6 +150,9 @@ type scanner struct {
 	seen     map[string]bool // protect/mask results, by kind and host path
 	unmasked map[string]bool
 	missing  map[string]bool
+	// maskByLast are the mask patterns by their last component ("*" for
+	// a glob), for masked.
+	maskByLast map[string][]*pattern
 }
 
 // ScanTrees finds the protected and masked paths of cfg (see the comment at
@@ -202,7 +208,7 @@ func ScanTrees(cfg Config, host Host) Scan {
 	for _, t := range s.roots() {
 		s.walk(t, t.host, true, func(p *pattern, t hostTree, dir string, top bool) {
 			s.matchUnmask(p, dir, p.parts)
-		})
+		}, nil)
 		for i := range s.unmask {
 			if p := &s.unmask[i]; p.abs != "" && within(p.abs, t.host) {
 				s.unmasked[p.abs] = true
@@ -217,7 +223,7 @@ func ScanTrees(cfg Config, host Host) Scan {
 			if p.mask || t.writable {
 				s.match(p, t, dir, p.parts, top)
 			}
-		})
+		}, s.absent)
 		for _, list := range [][]pattern{s.mask, s.protect} {
 			for i := range list {
 				p := &list[i]
@@ -262,7 +268,7 @@ func (s *scanner) index(ps []pattern) {
 // of dir, in dir and every real directory below it (but pruned and masked
 // ones). A missing literal pattern is visited only at the top, where it may
 // get a placeholder.
-func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, t hostTree, dir string, top bool)) {
+func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, t hostTree, dir string, top bool), absent func(p *pattern, t hostTree, dir string)) {
 	ents, err := s.host.ReadDir(dir)
 	if err != nil {
 		return // unreadable: nothing there the sandbox could read either
@@ -274,10 +280,10 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 			visit(p, t, dir, top)
 		}
 	}
-	if top {
+	if top && absent != nil {
 		for _, p := range s.lits {
 			if !have[p.parts[0]] {
-				visit(p, t, dir, top)
+				absent(p, t, dir)
 			}
 		}
 	}
@@ -297,7 +303,7 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 		if s.seen["m"+sub] {
 			continue // masked: its content is hidden anyway
 		}
-		s.walk(t, sub, false, visit)
+		s.walk(t, sub, false, visit, nil)
 	}
 }
 
@@ -340,14 +346,8 @@ func (s *scanner) match(p *pattern, t hostTree, dir string, parts []string, top 
 		fi, err := s.host.Lstat(q)
 		switch {
 		case err != nil:
-			if top && p.hold && !isGlob(parts[0]) && t.writable {
-				if last {
-					s.hold(p, t, q)
-				} else if !slices.ContainsFunc(parts, isGlob) {
-					full := filepath.Join(append([]string{q}, parts[1:]...)...)
-					s.out.Unheld = append(s.out.Unheld, MissingPath{Root: t.host, Target: t.at(full), Pattern: p.raw,
-						Path: full, Dir: strings.HasSuffix(p.raw, "/"), Mask: p.mask})
-				}
+			if top && !isGlob(parts[0]) {
+				s.missingAt(p, t, q, parts[1:])
 			}
 		case fi.Mode()&fs.ModeSymlink != 0:
 			s.link(p, t, q, parts[1:], top)
@@ -360,6 +360,31 @@ func (s *scanner) match(p *pattern, t hostTree, dir string, parts []string, top 
 			// as the gitdir pointer of a worktree or submodule.
 			s.add(p, t, q, fi, false, "a file where "+p.raw+" expects a directory")
 		}
+	}
+}
+
+// absent is a literal pattern p whose first component dir lacks (the walk
+// knows it from the directory's listing, with no lstat).
+func (s *scanner) absent(p *pattern, t hostTree, dir string) {
+	s.missingAt(p, t, filepath.Join(dir, p.parts[0]), p.parts[1:])
+}
+
+// missingAt records q, missing at the top of tree t, with rest the
+// components of p below it: a placeholder holds q when it is p's last
+// component; else nothing can (its parent is missing), and the path is
+// only watched and looked for at exit.
+func (s *scanner) missingAt(p *pattern, t hostTree, q string, rest []string) {
+	if !p.hold || !t.writable {
+		return
+	}
+	if len(rest) == 0 {
+		s.hold(p, t, q)
+		return
+	}
+	if !slices.ContainsFunc(rest, isGlob) {
+		full := filepath.Join(append([]string{q}, rest...)...)
+		s.out.Unheld = append(s.out.Unheld, MissingPath{Root: t.host, Target: t.at(full), Pattern: p.raw,
+			Path: full, Dir: strings.HasSuffix(p.raw, "/"), Mask: p.mask})
 	}
 }
 
@@ -478,8 +503,22 @@ func (s *scanner) hold(p *pattern, t hostTree, q string) {
 // masked reports whether a mask pattern names q, which does not exist yet
 // (a mask wins over a protection, so a placeholder there is masked).
 func (s *scanner) masked(q string, t hostTree) bool {
+	if s.maskByLast == nil {
+		s.maskByLast = map[string][]*pattern{}
+		for i := range s.mask {
+			p := &s.mask[i]
+			last := filepath.Base(p.abs)
+			if p.abs == "" {
+				last = p.parts[len(p.parts)-1]
+			}
+			if isGlob(last) {
+				last = "*"
+			}
+			s.maskByLast[last] = append(s.maskByLast[last], p)
+		}
+	}
 	rel := strings.Split(strings.TrimPrefix(strings.TrimPrefix(q, t.host), "/"), "/")
-	for _, p := range s.mask {
+	for _, p := range slices.Concat(s.maskByLast[filepath.Base(q)], s.maskByLast["*"]) {
 		parts := p.parts
 		if p.abs != "" {
 			if p.abs != q {

@@ -117,6 +117,7 @@ func Steps(plan Plan, base string) []Step {
 	frame("creating the staging dirs", Step{Call: CallMkdir, Path: base + "/newroot", Mode: 0o755})
 	frame("creating the mask dir", Step{Call: CallMkdir, Path: base + "/empty-dir", Mode: 0o555})
 	frame("creating the mask file", Step{Call: CallWrite, Path: base + "/empty-file", Mode: 0o444})
+	frame("creating the placeholder file", Step{Call: CallWrite, Path: base + emptyJSON, Data: placeholderJSON, Mode: 0o444})
 	for i, m := range plan.Mounts {
 		if m.Kind == File {
 			s = append(s, Step{Call: CallWrite, Path: base + fileAt(i), Data: m.Data, Mode: 0o444, Mount: i})
@@ -149,6 +150,7 @@ func Steps(plan Plan, base string) []Step {
 const (
 	emptyFile = "/empty-file"
 	emptyDir  = "/empty-dir"
+	emptyJSON = "/empty-json" // a .json placeholder's content
 	// sealed are the attributes of the staging root once it is built, and
 	// so of every mask: read-only, nosuid, nodev, noexec.
 	sealed = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
@@ -214,8 +216,11 @@ func apply(m Mount, i int, made map[string]bool, cover string, coverSelf bool) [
 		// The plan knows whether the masked path is a directory; an
 		// optional one (a /proc file this kernel lacks) may be missing.
 		src := emptyFile
-		if m.IsDir {
+		switch {
+		case m.IsDir:
 			src = emptyDir
+		case m.Data == placeholderJSON:
+			src = emptyJSON
 		}
 		if m.Strict {
 			return []Step{{Call: CallMaskAt, Source: src, Path: dst}}

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 
+	"github.com/stockade-dev/stockade/internal/accounts"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
 )
@@ -34,6 +36,9 @@ type Config struct {
 	// NoHold are the Protect patterns that get no placeholder
 	// (mount.Config.NoHold).
 	NoHold []string
+	// Passwd and Group replace /etc/passwd and /etc/group inside
+	// (mount.Config; see Accounts).
+	Passwd, Group string
 	// Scan, when set, is the scan of the trees the plan is made from
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
@@ -46,7 +51,7 @@ func (c Config) MountConfig() mount.Config {
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
-		TmpfsSize: c.TmpfsSize,
+		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group,
 	}
 }
 
@@ -104,4 +109,16 @@ func resolvConf(proxy bool) string {
 	}
 	return "# stockade: names resolve through the supervisor's DNS stub, which\n" +
 		"# answers only names the session's policy allows.\nnameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
+}
+
+// Accounts are the sandbox's /etc/passwd and /etc/group for the calling
+// user: the host's, filtered (package accounts); empty when the host's
+// cannot be read, and then the host's are bound as they are.
+func Accounts() (passwd, group string) {
+	pw, err1 := os.ReadFile("/etc/passwd")
+	gr, err2 := os.ReadFile("/etc/group")
+	if err1 != nil || err2 != nil {
+		return "", ""
+	}
+	return accounts.Filter(pw, gr, os.Getuid(), os.Getgid())
 }

@@ -46,12 +46,21 @@ var fsRows = []row{
 	{name: "list_sys", args: probe("ls", "/sys"), want: "DENIED ENOENT"},
 	{name: "read_dev_kmsg", args: probe("read", "/dev/kmsg"), want: "DENIED ENOENT"},
 	{name: "read_dev_mem", args: probe("read", "/dev/mem"), want: "DENIED ENOENT"},
+	// Accounts of the host: /etc/passwd and /etc/group list root, the user and
+	// nobody only (user enumeration on a shared machine); the user's own name
+	// still resolves.
+	{name: "enumerate_host_accounts", args: sh("cut -d: -f1 /etc/passwd | grep -vxE 'root|nobody|stockade-test' | wc -l"), want: "0"},
+	{name: "enumerate_host_groups", args: sh("cut -d: -f1 /etc/group | grep -vxE 'root|nogroup|nobody|tty|stockade-test' | wc -l"), want: "0"},
+	{name: "work_own_account", args: sh("id -un"), want: "root", wantUser: "stockade-test"},
 	// The old chroot break-out: ".." from the root stays in the sandbox root.
 	{name: "chdir_dotdot_escape", args: probe("chdir-escape"), want: "DENIED NONE"},
 
 	// Writes outside the project. For root, only the read-only mount refuses; an
 	// unprivileged user meets the file's permissions first (EACCES).
-	{name: "write_etc_passwd", args: probe("write", "/etc/passwd"), want: "DENIED EROFS", wantUser: "DENIED EACCES"},
+	// /etc/passwd is the sandbox's own filtered copy, a read-only 0444 file in
+	// a read-only mount: the permission check refuses first, root included
+	// (no CAP_DAC_OVERRIDE inside).
+	{name: "write_etc_passwd", args: probe("write", "/etc/passwd"), want: "DENIED EACCES"},
 	{name: "create_in_usr_bin", args: probe("create", "/usr/bin/stockade-escape"), want: "DENIED EROFS"},
 	{name: "create_in_root_dir", args: probe("create", "/stockade-escape"), want: "DENIED EROFS"},
 	{name: "create_in_opt", args: probe("create", "/opt/stockade-escape"), want: "DENIED EROFS"},
