@@ -29,13 +29,18 @@ const (
 	// component (openat2 RESOLVE_NO_SYMLINKS; a symlink as the last
 	// component is taken itself), cloned (open_tree), given Attr
 	// (mount_setattr) and moved onto Path, itself opened the same way.
-	// Flags: AT_RECURSIVE for a recursive clone. Check: see CheckSame,
-	// CheckOneLink.
+	// Flags: AT_RECURSIVE for a recursive clone. Mode: the type Source
+	// must have (S_IFDIR, S_IFLNK, or WantOther: neither; else ESTALE).
+	// Check: see CheckSame, CheckOneLink.
 	CallBindAt
 	// CallMaskAt binds Source, a mask in the staging root, onto Path,
 	// opened with no symlink in any component.
 	CallMaskAt
 )
+
+// WantOther is the Mode of a CallBindAt whose source is neither a directory
+// nor a symlink (a file, as the plan saw it).
+const WantOther = 1
 
 // Checks a CallBindAt makes before it moves the mount.
 const (
@@ -237,7 +242,13 @@ func apply(m Mount, i int, made map[string]bool, cover string, coverSelf bool) [
 // bindStrict is the steps of a bind in a tree the sandbox can write or the
 // user named (Mount.Strict).
 func bindStrict(m Mount, src, dst string, attr uint64, made map[string]bool, cover string, coverSelf bool) []Step {
-	bind := Step{Call: CallBindAt, Source: src, Path: dst, Flags: unix.AT_RECURSIVE, Attr: attr}
+	bind := Step{Call: CallBindAt, Source: src, Path: dst, Flags: unix.AT_RECURSIVE, Attr: attr, Mode: WantOther}
+	switch {
+	case m.Link:
+		bind.Mode = unix.S_IFLNK
+	case m.IsDir:
+		bind.Mode = unix.S_IFDIR
+	}
 	switch {
 	case cover == "":
 		// In the new root's own tmpfs, which nothing else writes.

@@ -378,17 +378,24 @@ func (p *program) bindAt(s *rawStep) syscall.Errno {
 	if e != 0 {
 		return e
 	}
-	if s.check != 0 {
-		if _, e = sys(unix.SYS_FSTAT, src, ptr(&p.st), 0, 0, 0, 0); e == 0 {
-			p.srcDev, p.srcIno = p.st.Dev, p.st.Ino
-			if s.check&mount.CheckOneLink != 0 && p.st.Mode&unix.S_IFMT == unix.S_IFREG && p.st.Nlink > 1 {
-				e = unix.EMLINK
-			}
+	// The source must be what the plan saw: a directory, a symlink, or
+	// neither. A symlink opened with O_NOFOLLOW is the link itself, so a
+	// link swapped in for a directory would otherwise be bound in its
+	// place.
+	if _, e = sys(unix.SYS_FSTAT, src, ptr(&p.st), 0, 0, 0, 0); e == 0 {
+		p.srcDev, p.srcIno = p.st.Dev, p.st.Ino
+		typ := p.st.Mode & unix.S_IFMT
+		switch {
+		case s.mode == mount.WantOther && (typ == unix.S_IFDIR || typ == unix.S_IFLNK),
+			s.mode != mount.WantOther && s.mode != 0 && typ != s.mode:
+			e = unix.ESTALE
+		case s.check&mount.CheckOneLink != 0 && typ == unix.S_IFREG && p.st.Nlink > 1:
+			e = unix.EMLINK
 		}
-		if e != 0 {
-			sys(unix.SYS_CLOSE, src, 0, 0, 0, 0, 0)
-			return e
-		}
+	}
+	if e != 0 {
+		sys(unix.SYS_CLOSE, src, 0, 0, 0, 0, 0)
+		return e
 	}
 	flags := uintptr(unix.AT_EMPTY_PATH | unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
 	if s.flags&unix.AT_RECURSIVE != 0 {

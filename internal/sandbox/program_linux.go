@@ -540,6 +540,15 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 		m := spec.Plan.Mounts[s.Mount]
 		e.Path = m.Target
 		e.Msg = fmt.Sprintf("%s %s (%s): %s", m.Kind, m.Target, m.Why, sysErr(s.Call.String()))
+		switch {
+		case !m.Strict:
+		case errno == unix.ELOOP:
+			e.Msg += "; a symlink was put on the path after stockade planned it (by another session of this project?), and stockade never mounts through one: run again, and remove the link if it is still there"
+		case errno == unix.ESTALE:
+			e.Msg += "; the path was replaced after stockade planned it (by another session of this project?): run again"
+		case errno == unix.EMLINK:
+			e.Msg += "; the protected file has another name (a hard link) the sandbox could write through: remove the other name"
+		}
 	case stepTerminal:
 		e.Msg = "opening the terminal: " + sysErr([]string{"open /dev/ptmx", "unlockpt", "ioctl TIOCGPTPEER", "sendmsg"}[min(idx, 3)])
 	case stepPlaced:

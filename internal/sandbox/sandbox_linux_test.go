@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,61 @@ func TestSetupFailureIsStructured(t *testing.T) {
 	var se *StepError
 	if code != ExitSetup || !errors.As(err, &se) || se.Step != "mount" || !strings.Contains(se.Msg, gone) || se.Errno != "ENOENT" {
 		t.Fatalf("got status %d, error %#v; want %d and a mount StepError naming %s with ENOENT", code, err, ExitSetup, gone)
+	}
+}
+
+// TestStrictMountRace: what the plan protects is swapped for something else
+// after the plan was made and before init mounts (another session's agent
+// could do that): a symlink in a parent, or a symlink in place of the path.
+// Init refuses each (ELOOP through a link, ESTALE for a link where the plan
+// saw a directory), mounts nothing through the link, and the link's target
+// on the host is untouched.
+func TestStrictMountRace(t *testing.T) {
+	requireSandbox(t)
+	for _, tt := range []struct {
+		name  string
+		swap  func(wd, outside string) error
+		errno []string
+	}{
+		{"parent becomes a symlink", func(wd, outside string) error {
+			if err := os.Rename(filepath.Join(wd, ".git"), filepath.Join(wd, "git.old")); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(wd, ".git"))
+		}, []string{"ELOOP", "ESTALE"}},
+		{"path becomes a symlink", func(wd, outside string) error {
+			if err := os.Rename(filepath.Join(wd, ".git", "hooks"), filepath.Join(wd, "hooks.old")); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(outside, "hooks"), filepath.Join(wd, ".git", "hooks"))
+		}, []string{"ESTALE"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wd, outside := t.TempDir(), t.TempDir()
+			for _, d := range []string{wd + "/.git/hooks", outside + "/hooks"} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			os.WriteFile(wd+"/.git/config", []byte("[core]\n"), 0o644)
+			os.WriteFile(outside+"/config", []byte("[host]\n"), 0o644)
+			spec, err := NewSpec(Config{ID: "race01", Workdir: wd, Home: "/nonexistent-home",
+				Protect: []string{".git/hooks/", ".git/config"},
+				Argv:    []string{"/bin/sh", "-c", "echo planted > .git/config"}, Env: []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			devnull, _ := os.Open(os.DevNull)
+			defer devnull.Close()
+			code, err := Run(spec, Options{Stdin: devnull, Stdout: devnull, Stderr: devnull,
+				BeforeMounts: func() error { return tt.swap(wd, outside) }})
+			var se *StepError
+			if code != ExitSetup || !errors.As(err, &se) || se.Step != "mount" || !slices.Contains(tt.errno, se.Errno) {
+				t.Fatalf("got status %d, error %#v; want a mount StepError with %v", code, err, tt.errno)
+			}
+			if b, _ := os.ReadFile(outside + "/config"); string(b) != "[host]\n" {
+				t.Errorf("the link's target was written: %q", b)
+			}
+		})
 	}
 }
