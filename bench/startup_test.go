@@ -65,3 +65,47 @@ func BenchmarkStartup(b *testing.B) {
 		len(st), Millis(Median(st)), Millis(Quantile(st, 0.9)), Millis(Median(bw)), Millis(Quantile(bw, 0.9)),
 		ratio, verdict, startupBudget)
 }
+
+// largeRepoBudget is what scanning a 50 000-file repository may add to a
+// start (the masks and protections apply at every depth, so the planner
+// walks the tree), in milliseconds of the median, measured against the
+// same run in an empty project in the same rounds.
+const largeRepoBudget = 250.0
+
+// BenchmarkStartupLargeRepo times `stockade run -- /bin/true` in the
+// benchmark's git repository (BENCH_GIT_FILES files, 50 000 by default, in
+// 100-file directories) against the same in an empty project, one of each per
+// round, and reports the median time added by the tree.
+func BenchmarkStartupLargeRepo(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		skip(b, "git is not installed: %v", err)
+	}
+	bin := requireStockade(b)
+	repo := gitTree.get(b, func(dir string) error { return makeGitRepo(dir, envInt("BENCH_GIT_FILES", 50000)) })
+	empty := b.TempDir()
+	inRepo, inEmpty := command(bin, "run", "--", "/bin/true"), command(bin, "run", "--", "/bin/true")
+	inRepo.dir, inEmpty.dir = repo, empty
+	for range 3 {
+		for _, r := range []run{inRepo, inEmpty} {
+			if _, err := r.timed(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	big, small := interleave(b, func(side int) (time.Duration, error) {
+		if side == 0 {
+			return inRepo.timed()
+		}
+		return inEmpty.timed()
+	})
+	added := Millis(Median(big)) - Millis(Median(small))
+	b.ReportMetric(added, "added-ms")
+	b.ReportMetric(Millis(Median(big)), "repo-ms")
+	b.ReportMetric(Millis(Median(small)), "empty-ms")
+	verdict := "within"
+	if !(added <= largeRepoBudget) {
+		verdict = "OVER"
+	}
+	b.Logf("%d rounds: in the %d-file repository %.2f ms, in an empty project %.2f ms: %.2f ms added, %s the %.0f ms budget",
+		len(big), envInt("BENCH_GIT_FILES", 50000), Millis(Median(big)), Millis(Median(small)), added, verdict, largeRepoBudget)
+}

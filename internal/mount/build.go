@@ -20,9 +20,11 @@ type Host interface {
 // OS is the real host filesystem.
 type OS struct{}
 
-func (OS) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p) }
-func (OS) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
-func (OS) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
+func (OS) Lstat(p string) (fs.FileInfo, error) { return os.Lstat(p) }
+func (OS) Stat(p string) (fs.FileInfo, error)  { return os.Stat(p) }
+
+// ReadDir lists p unsorted (the plan is sorted anyway), with getdents.
+func (OS) ReadDir(p string) ([]fs.DirEntry, error) { return readDir(p) }
 func (OS) Readlink(p string) (string, error)       { return os.Readlink(p) }
 
 // Config is what the planner needs from the policy. Paths are absolute and clean.

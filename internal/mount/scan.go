@@ -51,10 +51,37 @@ var pruned = map[string]bool{".git": true, "node_modules": true}
 // the kernel's limit (40) does.
 const maxLinks = 40
 
+// glob matches one path element against a pattern element. The usual
+// shapes ("lefthook.*", "*.code-workspace", ".env.*") are a literal prefix
+// and suffix around one "*", checked without path.Match, which the walk
+// would otherwise call for every entry of every directory of a large tree.
+type glob struct {
+	raw            string
+	prefix, suffix string
+	simple         bool
+}
+
+func newGlob(raw string) glob {
+	g := glob{raw: raw}
+	if i := strings.IndexByte(raw, '*'); i >= 0 && strings.Count(raw, "*") == 1 && !strings.ContainsAny(raw, "?[\\") {
+		g.prefix, g.suffix, g.simple = raw[:i], raw[i+1:], true
+	}
+	return g
+}
+
+func (g glob) match(name string) bool {
+	if g.simple {
+		return len(name) >= len(g.prefix)+len(g.suffix) && strings.HasPrefix(name, g.prefix) && strings.HasSuffix(name, g.suffix)
+	}
+	ok, _ := path.Match(g.raw, name)
+	return ok
+}
+
 // pattern is a compiled protect, mask or unmask entry.
 type pattern struct {
 	raw   string
 	parts []string // path components; any may be a glob
+	first glob     // parts[0], when it is a glob
 	mask  bool
 	hold  bool   // a missing instance at the top of a root gets a placeholder
 	abs   string // for an absolute pattern: the host path
@@ -74,6 +101,7 @@ func compile(raw string, mask bool) (pattern, bool) {
 		return p, false // policy refuses these; this holds even if it did not
 	}
 	p.parts = strings.Split(s, "/")
+	p.first = newGlob(p.parts[0])
 	return p, true
 }
 
@@ -146,6 +174,8 @@ type scanner struct {
 	byName   map[string][]*pattern // patterns by their literal first component
 	lits     []*pattern            // the same, in order
 	globs    []*pattern            // patterns whose first component is a glob
+	globsBy  map[byte][]*pattern   // the same with a literal prefix, by its first byte
+	globsAny []*pattern            // the others
 	out      Scan
 	seen     map[string]bool // protect/mask results, by kind and host path
 	unmasked map[string]bool
@@ -203,9 +233,13 @@ func ScanTrees(cfg Config, host Host) Scan {
 		s.trees = append(s.trees, hostTree{trees.HomeSource, cfg.Home, true})
 	}
 
-	// Unmasked paths first, so that masks can skip them.
+	// Unmasked paths first, so that masks can skip them (a walk of its
+	// own, only when there are any: on a large tree the walk is the cost).
 	s.index(s.unmask)
 	for _, t := range s.roots() {
+		if len(s.unmask) == 0 {
+			break
+		}
 		s.walk(t, t.host, true, func(p *pattern, t hostTree, dir string, top bool) {
 			s.matchUnmask(p, dir, p.parts)
 		}, nil)
@@ -215,7 +249,7 @@ func ScanTrees(cfg Config, host Host) Scan {
 			}
 		}
 	}
-	s.byName, s.lits, s.globs = map[string][]*pattern{}, nil, nil
+	s.byName, s.lits, s.globs, s.globsBy, s.globsAny = map[string][]*pattern{}, nil, nil, nil, nil
 	s.index(s.mask)
 	s.index(s.protect)
 	for _, t := range s.roots() {
@@ -257,6 +291,14 @@ func (s *scanner) index(ps []pattern) {
 		case p.abs != "":
 		case isGlob(p.parts[0]):
 			s.globs = append(s.globs, p)
+			if pre := p.first.prefix; p.first.simple && pre != "" {
+				if s.globsBy == nil {
+					s.globsBy = map[byte][]*pattern{}
+				}
+				s.globsBy[pre[0]] = append(s.globsBy[pre[0]], p)
+			} else {
+				s.globsAny = append(s.globsAny, p)
+			}
 		default:
 			s.byName[p.parts[0]] = append(s.byName[p.parts[0]], p)
 			s.lits = append(s.lits, p)
@@ -273,9 +315,14 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 	if err != nil {
 		return // unreadable: nothing there the sandbox could read either
 	}
-	have := make(map[string]bool, len(ents))
+	var have map[string]bool // at the top, for the literal patterns' absence
+	if top {
+		have = make(map[string]bool, len(ents))
+	}
 	for _, e := range ents {
-		have[e.Name()] = true
+		if top {
+			have[e.Name()] = true
+		}
 		for _, p := range s.byName[e.Name()] {
 			visit(p, t, dir, top)
 		}
@@ -287,11 +334,23 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 			}
 		}
 	}
-	for _, p := range s.globs {
-		for _, e := range ents {
-			if ok, _ := path.Match(p.parts[0], e.Name()); ok {
-				visit(p, t, dir, top)
-				break
+	// Each glob at most once per directory; a glob with a literal prefix
+	// is tried only on names that start with its first byte.
+	var tried map[*pattern]bool
+	for _, e := range ents {
+		name := e.Name()
+		if name == "" {
+			continue
+		}
+		for _, list := range [2][]*pattern{s.globsBy[name[0]], s.globsAny} {
+			for _, p := range list {
+				if !tried[p] && p.first.match(name) {
+					if tried == nil {
+						tried = map[*pattern]bool{}
+					}
+					tried[p] = true
+					visit(p, t, dir, top)
+				}
 			}
 		}
 	}
