@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
@@ -94,9 +95,23 @@ func Run(j Job, h Hooks) (int, error) {
 		h.Warn = func(string, ...any) {}
 	}
 	sandbox.Warm()
+	// No garbage collection while the sandbox is built (a few MiB are
+	// allocated, and a cycle costs the start a millisecond on a small
+	// machine); it is back on once the command runs.
+	gcPercent := debug.SetGCPercent(-1)
+	gcOn := sync.OnceFunc(func() { debug.SetGCPercent(gcPercent) })
+	defer gcOn()
+	onCommand := h.OnCommand
+	h.OnCommand = func() {
+		gcOn()
+		if onCommand != nil {
+			onCommand()
+		}
+	}
 	pr := prepare(j, h)
 	defer pr.cleanup()
-	defer reviewAt(j, h)()
+	reviewTaken, review := reviewAt(j, h)
+	defer review()
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
@@ -119,7 +134,7 @@ func Run(j Job, h Hooks) (int, error) {
 			return err
 		},
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
-		BeforeMounts: pr.ready, BeforeCommand: pr.recorded,
+		BeforeMounts: pr.ready, BeforeCommand: func() error { reviewTaken(); return pr.recorded() },
 		OnStart: h.OnStart, Placer: h.Placer,
 		OnPTY:     h.OnPTY,
 		OnCommand: h.OnCommand,

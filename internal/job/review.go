@@ -7,12 +7,22 @@ import "github.com/stockade-dev/stockade/internal/review"
 // and returns what reports their changes: one finding each (OnFinding).
 // Call the result only once the sandbox is gone, so that nothing inside can
 // change them after the report.
-func reviewAt(j Job, h Hooks) func() {
-	snap, err := review.Before(j.Policy.Workdir, review.Watched)
-	if err != nil && h.Warn != nil {
-		h.Warn("the files you run soon (CI workflows, .venv, node_modules/.bin) are not reviewed at exit: %v", err)
-	}
-	return func() {
+//
+// The snapshot is taken while init starts; taken() waits for it, and the
+// command starts only after that.
+func reviewAt(j Job, h Hooks) (taken func(), report func()) {
+	var snap *review.Snapshot
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		snap, err = review.Before(j.Policy.Workdir, review.Watched)
+		if err != nil && h.Warn != nil {
+			h.Warn("the files you run soon (CI workflows, .venv, node_modules/.bin) are not reviewed at exit: %v", err)
+		}
+	}()
+	return func() { <-done }, func() {
+		<-done
 		if snap == nil {
 			return
 		}

@@ -13,7 +13,8 @@ import (
 func TestReviewAt(t *testing.T) {
 	wd := t.TempDir()
 	var lines []string
-	done := reviewAt(Job{Policy: policy.Policy{Workdir: wd}}, Hooks{OnFinding: func(f Finding) { lines = append(lines, f.String()) }})
+	taken, done := reviewAt(Job{Policy: policy.Policy{Workdir: wd}}, Hooks{OnFinding: func(f Finding) { lines = append(lines, f.String()) }})
+	taken()
 	if err := os.MkdirAll(filepath.Join(wd, ".github/workflows"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,8 @@ const WantOther = 1
 // Checks a CallBindAt makes before it moves the mount.
 const (
 	// CheckSame: Path is Source itself, seen through an earlier bind
-	// (a protected path bound onto itself): same device and inode, or the
-	// path changed since the plan was made and the step fails (ESTALE).
+	// (a protected path bound onto itself): it is opened once, at Path,
+	// and bound onto itself from there.
 	CheckSame = 1 << iota
 	// CheckOneLink: a regular file at Source has no other name (EMLINK):
 	// another name in the workdir would be a writable way to it.

@@ -298,15 +298,37 @@ func hookPathsOf() []string {
 }
 
 // NoPlaceholders are the built-in protected names that get no placeholder
-// when missing (see NoPlaceholder).
+// when missing: those whose empty stand-in would mislead their tool
+// (NoPlaceholder), and those not in heldWhenMissing.
 func NoPlaceholders() []string {
 	var out []string
 	for _, e := range protectTable {
-		if e.noStandIn != "" {
+		if e.noStandIn != "" || !heldWhenMissing[e.path] {
 			out = append(out, e.path)
 		}
 	}
 	return out
+}
+
+// heldWhenMissing are the protected names that, when missing at start, get
+// a placeholder for the run, so that the command cannot create them at all:
+// those that the most used tools read while a session runs beside them (an
+// open VS Code or JetBrains IDE, Claude Code, Codex, Gemini CLI or Cursor
+// in another terminal, mise's hook at the shell prompt, a git commit in
+// another terminal). Every placeholder costs each start two renames on the
+// host and a mount in init (about a tenth of a millisecond). The others,
+// when the command creates them, are moved aside when it ends, with a
+// QUARANTINED line (mount.Scan.Created); until then a tool on the host that
+// reads one may see it.
+var heldWhenMissing = map[string]bool{
+	".git/hooks/": true, ".git/config": true, ".git/config.worktree": true, ".git/info/attributes": true,
+	".gitmodules": true, ".husky/": true, ".pre-commit-config.yaml": true,
+	"mise.toml": true, ".mise.toml": true,
+	".devcontainer/": true, ".vscode/": true, ".idea/": true,
+	".mcp.json": true, "CLAUDE.md": true, "CLAUDE.local.md": true, "AGENTS.md": true, "GEMINI.md": true,
+	".claude/": true, ".codex/": true, ".gemini/": true, ".opencode/": true, "opencode.json": true,
+	".cursor/": true, ".cursorrules": true, ".windsurfrules": true, ".clinerules": true,
+	".github/copilot-instructions.md": true, ".stockaderc": true, ProjectFile: true,
 }
 
 // NoPlaceholder reports whether pattern is a built-in protected name that

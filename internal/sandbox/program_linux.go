@@ -73,8 +73,7 @@ type program struct {
 	// Scratch, written by init in its own copy.
 	st      unix.Stat_t
 	how     unix.OpenHow
-	srcDev  uint64
-	srcIno  uint64
+	lastFD  int // the highest descriptor a mount step opened (closeStepFDs)
 	beneath landlock.PathBeneathAttr
 	report  [16]byte
 	buf     [128]byte

@@ -75,7 +75,11 @@ var nameRows = []row{
 	// Missing names that a running editor or agent would read at once get a
 	// placeholder (EEXIST); a name an empty placeholder would mislead gets
 	// none and is checked at exit instead.
-	{name: "names_plant_zed_dir", args: probe("mkdir", "{work}/.zed"), want: "DENIED EEXIST"},
+	// Names no placeholder holds (policy.heldWhenMissing): created, then moved
+	// aside when the sandbox ends.
+	{name: "names_plant_zed_dir", args: sh("mkdir {work}/.zed && echo '{}' > {work}/.zed/tasks.json && echo DONE"), want: "DONE",
+		check: quarantined("work/.zed")},
 	{name: "names_plant_mise_toml", args: probe("create", "{work}/mise.toml"), want: "DENIED EEXIST"},
-	{name: "names_plant_windsurf_dir", args: probe("mkdir", "{work}/.windsurf"), want: "DENIED EEXIST"},
+	{name: "names_plant_windsurf_dir", args: sh("mkdir {work}/.windsurf && echo DONE"), want: "DONE",
+		check: quarantined("work/.windsurf")},
 }
