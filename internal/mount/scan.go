@@ -84,6 +84,7 @@ type pattern struct {
 	first glob     // parts[0], when it is a glob
 	mask  bool
 	hold  bool   // a missing instance at the top of a root gets a placeholder
+	watch bool   // a missing instance at the top of a root is watched (Scan.Unheld) if not held
 	abs   string // for an absolute pattern: the host path
 }
 
@@ -200,13 +201,14 @@ func ScanTrees(cfg Config, host Host) Scan {
 	}
 	for _, raw := range cfg.Protect {
 		if p, ok := compile(raw, false); ok {
-			p.hold = !noHold[raw]
+			p.hold, p.watch = !noHold[raw], true
 			s.protect = append(s.protect, p)
 		}
 	}
 	for _, raw := range cfg.Mask {
 		if p, ok := compile(raw, true); ok {
 			p.hold = hold[raw]
+			p.watch = p.hold
 			s.mask = append(s.mask, p)
 		}
 	}
@@ -433,10 +435,10 @@ func (s *scanner) absent(p *pattern, t hostTree, dir string) {
 // component; else nothing can (its parent is missing), and the path is
 // only watched and looked for at exit.
 func (s *scanner) missingAt(p *pattern, t hostTree, q string, rest []string) {
-	if !p.hold || !t.writable {
+	if !p.watch || !t.writable {
 		return
 	}
-	if len(rest) == 0 {
+	if len(rest) == 0 && p.hold {
 		s.hold(p, t, q)
 		return
 	}
