@@ -28,6 +28,9 @@ export STOCKADE_BIN="$out/stockade"
 echo "== startup: $startup_rounds interleaved rounds" >&2
 go test -v -run XXX -bench '^BenchmarkStartup$' -benchtime "${startup_rounds}x" -timeout 30m ./bench/ \
 	| tee "$out/startup.txt" >&2 || true
+echo "== startup in a ${BENCH_GIT_FILES:-50000}-file repository: 20 interleaved rounds" >&2
+go test -v -run XXX -bench '^BenchmarkStartupLargeRepo$' -benchtime 20x -timeout 30m ./bench/ \
+	| tee "$out/largerepo.txt" >&2 || true
 echo "== workload: $workload_rounds interleaved rounds each" >&2
 go test -v -run XXX -bench '^BenchmarkWorkload$' -benchtime "${workload_rounds}x" -timeout 60m ./bench/ \
 	| tee "$out/workload.txt" >&2 || true
@@ -74,6 +77,8 @@ echo "| what | stockade median | reference median | ratio / overhead | target | 
 echo "|---|---:|---:|---:|---:|---|"
 row 'startup: `run -- /bin/true` vs bwrap' "$out/startup.txt" BenchmarkStartup \
 	stockade-ms bwrap-ms ratio 2.0 '≤'
+row "startup in a ${BENCH_GIT_FILES:-50000}-file repository vs an empty project (ms added)" "$out/largerepo.txt" \
+	BenchmarkStartupLargeRepo repo-ms empty-ms added-ms 250 '≤'
 row "git status ×${BENCH_GIT_LOOPS:-20}, ${BENCH_GIT_FILES:-50000} files: inside vs outside" "$out/workload.txt" \
 	BenchmarkWorkload/GitStatus inside-ms outside-ms overhead-% 3 '≤'
 row "go build ×${BENCH_GO_BUILDS:-5}, 200 files: inside vs outside" "$out/workload.txt" \
