@@ -141,28 +141,24 @@ func (c *checker) hooks(rel string) {
 
 // attributes checks info/attributes for driver names.
 func (c *checker) attributes(rel string) {
-	real, cur, prev, changed := c.at(rel, true)
-	if !c.fileLike(real, cur, prev, changed) || !changed {
-		return
-	}
-	var found []Finding
-	for _, l := range attributeDrivers(cur.data) {
-		found = append(found, Finding{What: l, Why: "picks a filter, diff or merge driver, which runs a program"})
-	}
-	if len(found) > 0 {
-		c.quarantine(real, prev, found...)
-	}
+	c.lines(rel, attributeDrivers, "picks a filter, diff or merge driver, which runs a program")
 }
 
 // todo checks a rebase or sequencer todo list for exec lines.
 func (c *checker) todo(rel string) {
+	c.lines(rel, todoExecs, "git rebase --continue runs it")
+}
+
+// lines quarantines the file rel, when it is new or changed, if find picks
+// lines out of it, each a finding with why.
+func (c *checker) lines(rel string, find func([]byte) []string, why string) {
 	real, cur, prev, changed := c.at(rel, true)
 	if !c.fileLike(real, cur, prev, changed) || !changed {
 		return
 	}
 	var found []Finding
-	for _, l := range todoExecs(cur.data) {
-		found = append(found, Finding{What: l, Why: "git rebase --continue runs it"})
+	for _, l := range find(cur.data) {
+		found = append(found, Finding{What: l, Why: why})
 	}
 	if len(found) > 0 {
 		c.quarantine(real, prev, found...)
