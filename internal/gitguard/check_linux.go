@@ -115,9 +115,6 @@ func (c *checker) gitdir(rel string, depth int) {
 		return
 	}
 	c.seen["dir:"+rel] = true
-	if c.recording {
-		c.g.scanned[rel] = true
-	}
 	cfg := c.config(join(rel, "config"), 0)
 	cfg = append(cfg, c.config(join(rel, "config.worktree"), 0)...)
 	c.commondir(rel, depth)

@@ -45,12 +45,12 @@
 //     modules, ...): git follows it, stockade does not.
 //
 // Only what changed during the session counts: a user's own core.fsmonitor
-// that was there before is left alone. For the project's repository the
-// record of Before tells; for a nested repository found only by After, the
-// change time does (a file whose ctime is older than the session start, less
-// FenceMargin, was not written by it: no unprivileged process can set a
-// ctime back). A config file is judged key by key against its content
-// before the session.
+// that was there before is left alone. Before records the project's
+// repository and every nested repository the planner's scan met at start;
+// what After finds in a git directory that was not recorded is judged by
+// its content alone (change times say nothing: a directory renamed into
+// place keeps those of its files). A config file is judged key by key
+// against its content before the session.
 //
 // What is found is renamed in place, with rename(2) and RENAME_NOREPLACE,
 // to "<name>.stockade-quarantine-<session>", a name git never reads; when
@@ -65,7 +65,6 @@ package gitguard
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrNotSupported is returned by Before on systems other than Linux.
@@ -74,11 +73,6 @@ var ErrNotSupported = errors.New("checking git metadata is not supported on this
 // QuarantineInfix is what the name of a moved-aside file has between its
 // old name and the session: config.stockade-quarantine-<session>.
 const QuarantineInfix = ".stockade-quarantine-"
-
-// FenceMargin is how much older than the session start a file of a nested
-// repository must be to count as unchanged: room for a coarse or stepped
-// clock, and for a network filesystem whose server clock runs behind.
-const FenceMargin = time.Minute
 
 // Finding is one thing in the git metadata that would run a program on the
 // host, or could not be checked.

@@ -7,7 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
-	"time"
+	"strings"
 
 	"github.com/stockade-dev/stockade/internal/beneath"
 	"golang.org/x/sys/unix"
@@ -21,13 +21,13 @@ type Guard struct {
 
 	workdir string // absolute, clean
 	id      string
-	fence   unix.Timespec     // older change times were not the session's
 	before  map[string]*state // paths Before looked at, relative to workdir
-	scanned map[string]bool   // directories Before listed: what is new there is new
 	kept    int64             // bytes of content in before
 }
 
-// Before records the git metadata of the project's repository in workdir:
+// Before records the git metadata of the project's repository in workdir,
+// and of the nested repositories whose .git entries (relative paths) are
+// given:
 // its .git (or the gitdir its ".git" file names, when that is inside the
 // workdir), the modules and worktrees there, the files its configuration
 // includes and its core.hooksPath directory, when inside the workdir. It
@@ -35,14 +35,12 @@ type Guard struct {
 // the names of quarantined files. With an error about a path below the
 // workdir (one that could not be read), the Guard is still returned, and
 // After works: it reports that path again if it still cannot read it.
-func Before(workdir, id string) (*Guard, error) {
+func Before(workdir, id string, nested ...string) (*Guard, error) {
 	abs, err := filepath.Abs(workdir)
 	if err != nil {
 		return nil, fmt.Errorf("checking git metadata of %s: %w", workdir, err)
 	}
-	g := &Guard{workdir: filepath.Clean(abs), id: id, before: map[string]*state{}, scanned: map[string]bool{}}
-	t := time.Now().Add(-FenceMargin)
-	g.fence = unix.NsecToTimespec(t.UnixNano())
+	g := &Guard{workdir: filepath.Clean(abs), id: id, before: map[string]*state{}}
 	root, err := beneath.OpenRoot(g.workdir)
 	if err != nil {
 		return nil, fmt.Errorf("checking git metadata of %s: %w", workdir, err)
@@ -52,6 +50,14 @@ func Before(workdir, id string) (*Guard, error) {
 	c.dotGit(".git")
 	if isGitdir(c.list(".")) {
 		c.gitdir(".", 0)
+	}
+	// The nested repositories that exist at start (the planner's scan found
+	// their .git): what After finds in a git directory that was not
+	// recorded is judged by its content, whatever its change time says.
+	for _, rel := range nested {
+		if rel != ".git" && filepath.Base(rel) == ".git" && !strings.HasPrefix(rel, "../") {
+			c.dotGit(rel)
+		}
 	}
 	if len(c.findings) > 0 { // only errors while recording: nothing is judged
 		return g, fmt.Errorf("recording git metadata: %s", c.findings[0].What)
@@ -104,10 +110,10 @@ func (c *checker) item(rel string, withData bool) (cur, prev *state, changed boo
 	case prev != nil:
 		changed = !same(prev, cur)
 	case cur.kind == absent:
-	case c.underScanned(rel):
-		changed = true
 	default:
-		changed = !olderThan(cur.ctime, c.g.fence)
+		// Not recorded at start: new, or moved in (a directory renamed
+		// into place keeps the change times of what is in it).
+		changed = true
 	}
 	return cur, prev, changed
 }
@@ -119,18 +125,6 @@ func (c *checker) keep(rel string, s *state) {
 	}
 	c.g.kept += int64(len(k.data))
 	c.g.before[rel] = &k
-}
-
-// underScanned reports whether Before listed a directory holding rel.
-func (c *checker) underScanned(rel string) bool {
-	for d := path.Dir(rel); ; d = path.Dir(d) {
-		if c.g.scanned[d] {
-			return true
-		}
-		if d == "." {
-			return false
-		}
-	}
 }
 
 // at is item for a path git reaches by following symlinks: a symlink that

@@ -1,13 +1,12 @@
 package gitguard
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // standard is a project with a repository as git init leaves it.
@@ -21,9 +20,9 @@ var guardCases = []struct {
 	before func(p *project)
 	plant  func(p *project)
 	want   []string
-	// old: nested repositories found only by After count as older than
-	// the session (their change time is before the fence).
-	old bool
+	// nested are the nested repositories the planner's scan finds at
+	// start (passed to Before).
+	nested []string
 }{
 	{name: "nothing changed", before: standard, plant: func(p *project) {}},
 	{name: "work in the tree is not metadata", before: standard, plant: func(p *project) {
@@ -41,7 +40,7 @@ var guardCases = []struct {
 	{name: "nested repository (a gitlink) with fsmonitor", before: standard, plant: func(p *project) {
 		p.gitdir("sub/.git", fsmonitor)
 	}, want: []string{`sub/.git/config: core.fsmonitor = "touch`}},
-	{name: "nested repository from before the session is left alone", old: true, before: func(p *project) {
+	{name: "nested repository from before the session is left alone", nested: []string{"sub/.git"}, before: func(p *project) {
 		standard(p)
 		p.gitdir("sub/.git", fsmonitor)
 		p.exec("sub/.git/hooks/pre-commit", "#!/bin/sh\n")
@@ -194,11 +193,8 @@ func TestBeforeAfter(t *testing.T) {
 			p := newProject(t)
 			tc.before(p)
 			snapshot := dumpTree(t, p.dir)
-			g, err := Before(p.dir, "s1")
+			g, err := Before(p.dir, "s1", tc.nested...)
 			must(t, err)
-			if tc.old {
-				g.fence = unix.NsecToTimespec(time.Now().Add(time.Hour).UnixNano())
-			}
 			tc.plant(p)
 			outside := dumpTree(t, p.outside)
 			found, err := g.After()
@@ -339,21 +335,24 @@ func TestUnreadable(t *testing.T) {
 
 // TestFence: a nested repository found only by After counts as the
 // session's when its change time is after the fence.
-func TestFence(t *testing.T) {
-	for _, tc := range []struct {
-		fence time.Duration // from now
-		want  int
-	}{{-time.Hour, 1}, {time.Hour, 0}} {
-		p := newProject(t)
-		p.gitdir("sub/.git", fsmonitor)
-		g, err := Before(p.dir, "s1")
-		must(t, err)
-		g.fence = unix.NsecToTimespec(time.Now().Add(tc.fence).UnixNano())
-		found, err := g.After()
-		must(t, err)
-		if len(found) != tc.want {
-			t.Errorf("fence %v from now: findings %q, want %d", tc.fence, lines(found), tc.want)
-		}
+// TestMovedIn: a nested repository that Before did not record is judged by
+// its content, whatever the change times of its files: a directory renamed
+// into place (a repository disguised in one session, named .git in the
+// next) keeps the old ones.
+func TestMovedIn(t *testing.T) {
+	p := newProject(t)
+	p.gitdir("sub/g", fsmonitor)
+	old := time.Now().Add(-time.Hour)
+	filepath.WalkDir(filepath.Join(p.dir, "sub/g"), func(q string, _ fs.DirEntry, _ error) error {
+		return os.Chtimes(q, old, old)
+	})
+	g, err := Before(p.dir, "s1")
+	must(t, err)
+	must(t, os.Rename(filepath.Join(p.dir, "sub/g"), filepath.Join(p.dir, "sub/.git")))
+	found, err := g.After()
+	must(t, err)
+	if len(found) == 0 || !strings.Contains(lines(found), "core.fsmonitor") {
+		t.Errorf("findings %q, want the moved-in fsmonitor", lines(found))
 	}
 }
 

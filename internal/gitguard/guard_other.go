@@ -8,7 +8,7 @@ type Guard struct {
 }
 
 // Before returns ErrNotSupported: gitguard needs openat2.
-func Before(workdir, id string) (*Guard, error) { return nil, ErrNotSupported }
+func Before(workdir, id string, nested ...string) (*Guard, error) { return nil, ErrNotSupported }
 
 // After returns ErrNotSupported.
 func (g *Guard) After() ([]Finding, error) { return nil, ErrNotSupported }

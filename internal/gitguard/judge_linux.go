@@ -120,9 +120,6 @@ func (c *checker) hooks(rel string) {
 	if !ok {
 		return
 	}
-	if c.recording {
-		c.g.scanned[d] = true
-	}
 	for _, e := range c.list(d) {
 		if strings.HasSuffix(e.name, ".sample") || strings.Contains(e.name, QuarantineInfix) || e.kind == directory {
 			continue
@@ -171,9 +168,6 @@ func (c *checker) remotes(rel string, branches bool) {
 	d, ok := c.subdir(rel)
 	if !ok {
 		return
-	}
-	if c.recording {
-		c.g.scanned[d] = true
 	}
 	for _, e := range c.list(d) {
 		p := join(d, e.name)

@@ -61,10 +61,6 @@ func same(a, b *state) bool {
 	return true
 }
 
-func olderThan(a, b unix.Timespec) bool {
-	return a.Sec < b.Sec || a.Sec == b.Sec && a.Nsec < b.Nsec
-}
-
 // look describes rel without following a symlink, with the content of a
 // regular file when withData is set. A path that does not exist, or whose
 // parent is not a directory, is absent.

@@ -3,6 +3,7 @@
 package job
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,15 +53,14 @@ func renameAside(root, rel, id string) (string, error) {
 	}
 	defer r.Close()
 	for i := 0; ; i++ {
-		to := rel + quarantineSuffix + id
-		if i > 0 {
-			to += fmt.Sprintf("-%d", i)
-		}
+		// A random part the command cannot have guessed, so that it
+		// cannot take the name first.
+		to := rel + quarantineSuffix + id + "-" + rand.Text()[:8]
 		err := r.Rename(rel, to, unix.RENAME_NOREPLACE)
 		if err == nil {
 			return r.Join(to), nil
 		}
-		if i >= 8 || !errors.Is(err, unix.EEXIST) {
+		if i >= 3 || !errors.Is(err, unix.EEXIST) {
 			return "", err
 		}
 	}

@@ -197,18 +197,6 @@ func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored,
 		made: make(chan error, 1), id: j.ID, onFinding: h.OnFinding}
-	if h.GitChecked != nil {
-		// While init starts; the command waits for it (recorded). A
-		// placeholder it sees or not is no change: none is left at the end.
-		pr.gitChecked, pr.gitRecorded = h.GitChecked, make(chan struct{})
-		go func() {
-			defer close(pr.gitRecorded)
-			pr.git, pr.gitErr = gitguard.Before(p.Workdir, j.ID)
-			if pr.git != nil {
-				pr.git.AllowHooks = p.AllowHooks
-			}
-		}()
-	}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
 	if err := records.Sweep(); err != nil {
@@ -273,6 +261,19 @@ func prepare(j Job, h Hooks) *prepared {
 		go func() { pr.made <- claim() }()
 	}
 	pr.scan = sc
+	if h.GitChecked != nil {
+		// While init starts; the command waits for it (recorded). A
+		// placeholder it sees or not is no change: none is left at the end.
+		pr.gitChecked, pr.gitRecorded = h.GitChecked, make(chan struct{})
+		nested := sc.GitDirs()
+		go func() {
+			defer close(pr.gitRecorded)
+			pr.git, pr.gitErr = gitguard.Before(p.Workdir, j.ID, nested...)
+			if pr.git != nil {
+				pr.git.AllowHooks = p.AllowHooks
+			}
+		}()
+	}
 	held := sc.Hold()
 	cfg.Scan = &held
 	pr.spec, pr.err = sandbox.NewSpec(cfg, mount.OS{})
@@ -325,22 +326,18 @@ func (pr *prepared) cleanup() {
 		}
 		return // nothing ran
 	}
-	// The checks look at different things than the removal of the
-	// placeholders, and at the command's leftovers only: they run beside
-	// it, on the host, once the sandbox is gone. A tripwire's restore
-	// comes first, since it takes back what it watched.
+	// The checks run once the sandbox is gone and the placeholders are
+	// released (a tripwire's restore, first, takes back what it watched),
+	// beside each other: they read different things.
+	if err := <-pr.removed; err != nil {
+		pr.warn("%v", err)
+	}
 	var (
 		wg       sync.WaitGroup
 		findings []Finding
 		gitFound []gitguard.Finding
 		gitErr   error
 	)
-	if pr.snap != nil {
-		if err := <-pr.removed; err != nil {
-			pr.warn("%v", err)
-		}
-		pr.removed <- nil
-	}
 	wg.Go(func() { findings = pr.created() })
 	if pr.gitRecorded != nil {
 		wg.Go(func() {
@@ -353,9 +350,6 @@ func (pr *prepared) cleanup() {
 				}
 			}
 		})
-	}
-	if err := <-pr.removed; err != nil {
-		pr.warn("%v", err)
 	}
 	wg.Wait()
 	for _, f := range findings {
@@ -371,15 +365,32 @@ func (pr *prepared) cleanup() {
 // created moves aside what the command created at protected or masked
 // names that no placeholder held, and returns a finding for each.
 func (pr *prepared) created() []Finding {
-	after := mount.ScanTrees(pr.mountCfg, mount.OS{})
-	live := pr.records.Live() // placeholders of live sandboxes of this project
+	cfg := pr.mountCfg
+	after := mount.ScanTrees(cfg, mount.OS{})
+	var notChecked []Finding
+	if after.Err != nil {
+		// A tree can no longer be scanned (a --ro tree in the project
+		// made a symlink, a directory made unreadable): the workdir alone
+		// is, and the rest is said loudly.
+		notChecked = append(notChecked, Finding{Kind: FindingUnhandled, Path: cfg.Workdir,
+			Detail: fmt.Sprintf("not every tree could be checked for what the command created: %v", after.Err)})
+		cfg.RO, cfg.RW = nil, nil
+		if after = mount.ScanTrees(cfg, mount.OS{}); after.Err != nil {
+			return notChecked
+		}
+	}
+	// Placeholders of live sandboxes of this project are theirs, as long
+	// as they are the ones those made (another object at the path, or a
+	// placeholder given content, is this command's doing, or another's
+	// that no one else checks).
+	live := pr.records.Live()
 	var created []mount.Found
 	for _, f := range pr.scan.Created(after) {
-		if _, ok := live[f.Path]; !ok {
+		if ph, ok := live[f.Path]; !ok || !mount.Unchanged(ph) {
 			created = append(created, f)
 		}
 	}
-	return quarantine(pr.id, created)
+	return append(notChecked, quarantine(pr.id, created)...)
 }
 
 // RecordsDir is where placeholder records of a user live.

@@ -200,26 +200,52 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 		}
 		return false
 	}
+	// A protected or masked path is a mount point, so it cannot be
+	// renamed, removed or replaced; its ancestors below the root are
+	// pinned the same way (bound on themselves, still writable), so the
+	// agent cannot rename the tree around it: put its own in place of a
+	// protected one, or carry a masked secret into a directory the next
+	// scan does not walk (node_modules) and read it in a later session.
+	pinned := map[string]bool{}
+	pin := func(f Found, why string) {
+		if !f.Writable {
+			return
+		}
+		for a, at := filepath.Dir(f.Path), filepath.Dir(f.Target); a != f.Root && within(a, f.Root); a, at = filepath.Dir(a), filepath.Dir(at) {
+			if !pinned[a] && !masked[a] {
+				pinned[a] = true
+				strict(Mount{Kind: Bind, Source: a, Target: at, IsDir: true, Why: why})
+			}
+		}
+	}
+	// A --ro or --rw tree inside a writable one is a mount point too; its
+	// parents are pinned, so that it cannot be renamed away and a symlink
+	// put in its place (which the next start would refuse, but the exit
+	// check of this one would not see).
+	writableRoots := [][2]string{{t.Workdir, cfg.Workdir}}
+	for i := range cfg.RW {
+		writableRoots = append(writableRoots, [2]string{t.RW[i], cfg.RW[i]})
+	}
+	for _, list := range [][2][]string{{t.RO, cfg.RO}, {t.RW, cfg.RW}} {
+		for i, src := range list[0] {
+			for _, r := range writableRoots {
+				if src != r[0] && within(src, r[0]) && list[1][i] == r[1]+strings.TrimPrefix(src, r[0]) {
+					pin(Found{Path: src, Target: list[1][i], Root: r[0], Writable: true}, "pin parent of a --ro or --rw tree")
+				}
+			}
+		}
+	}
 	for _, f := range sc.Mask {
 		if !hidden(f.Path) {
+			pin(f, "pin parent of masked path")
 			strict(Mount{Kind: Empty, Target: f.Target, IsDir: f.Dir && !f.Link, Link: f.Link, Why: "mask"})
 		}
 	}
-	pinned := map[string]bool{}
 	for _, f := range sc.Protect {
 		if masked[f.Path] || pinned[f.Path] || hidden(f.Path) {
 			continue // mask wins over protect
 		}
-		// A protected path is a mount point, so it cannot be renamed,
-		// removed or replaced; its ancestors below the root are pinned
-		// the same way (bound on themselves, still writable), so the
-		// agent cannot rename the tree around it and put its own in place.
-		for a, at := filepath.Dir(f.Path), filepath.Dir(f.Target); a != f.Root && within(a, f.Root); a, at = filepath.Dir(a), filepath.Dir(at) {
-			if !pinned[a] {
-				pinned[a] = true
-				strict(Mount{Kind: Bind, Source: a, Target: at, IsDir: true, Why: "pin parent of protected path"})
-			}
-		}
+		pin(f, "pin parent of protected path")
 		pinned[f.Path] = true
 		if f.Held {
 			// The placeholder is empty (or "{}"): the same from the

@@ -11,22 +11,32 @@ import (
 // link): each path that after (a scan made once the sandbox is gone) finds
 // and sc, the scan made at start, did not. A path below one listed is
 // left out (it goes with it), and so is anything in a .git directory or a
-// .git file, which the git check judges by content (package gitguard). The
-// list is sorted by path.
+// .git file, which the git check judges by content (package gitguard). A
+// path that holds another object (device and inode) than at start is
+// created too. The list is sorted by path.
 func (sc Scan) Created(after Scan) []Found {
-	was := map[string]bool{}
+	type id struct{ dev, ino uint64 }
+	was := map[string]id{}
 	for _, f := range slices.Concat(sc.Protect, sc.Mask) {
-		was[f.Path] = true
+		was[f.Path] = id{f.Dev, f.Ino}
 	}
+	held := map[string]bool{}
 	for _, m := range sc.Missing {
-		was[m.Path] = true // held by a placeholder all along
+		held[m.Path] = true // held by a placeholder all along
 	}
+	seen := map[string]bool{}
 	var out []Found
 	for _, f := range slices.Concat(after.Protect, after.Mask) {
-		if was[f.Path] || inGit(f.Path, f.Root) {
+		if held[f.Path] || seen[f.Path] || inGit(f.Path, f.Root) {
 			continue
 		}
-		was[f.Path] = true
+		// The same path holding another object is new too: another
+		// session moved the protected one aside, and this one's command
+		// made its own in its place.
+		if w, ok := was[f.Path]; ok && (w.ino == 0 || (w == id{f.Dev, f.Ino})) {
+			continue
+		}
+		seen[f.Path] = true
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b Found) int { return strings.Compare(a.Path, b.Path) })
@@ -44,4 +54,28 @@ func (sc Scan) Created(after Scan) []Found {
 func inGit(p, root string) bool {
 	rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
 	return slices.Contains(strings.Split(rel, "/"), ".git")
+}
+
+// GitDirs are the .git entries (directories or files) the scan met in the
+// workdir, relative to it: every repository in the project at start.
+func (sc Scan) GitDirs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range sc.Protect {
+		rel, ok := strings.CutPrefix(f.Path, sc.Trees.Workdir+"/")
+		if !ok || f.Root != sc.Trees.Workdir {
+			continue
+		}
+		parts := strings.Split(rel, "/")
+		for i := len(parts) - 1; i >= 0; i-- {
+			if parts[i] == ".git" {
+				if d := strings.Join(parts[:i+1], "/"); !seen[d] {
+					seen[d] = true
+					out = append(out, d)
+				}
+				break
+			}
+		}
+	}
+	return out
 }

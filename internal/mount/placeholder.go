@@ -145,7 +145,7 @@ func (sc Scan) Hold() Scan {
 	out := sc
 	out.Protect, out.Mask, out.Missing = slices.Clone(sc.Protect), slices.Clone(sc.Mask), nil
 	for _, m := range sc.Missing {
-		f := Found{Path: m.Path, Target: m.Target, Dir: m.Dir, Mask: m.Mask, Root: m.Root, Why: m.Pattern, Held: true}
+		f := Found{Path: m.Path, Target: m.Target, Dir: m.Dir, Mask: m.Mask, Root: m.Root, Why: m.Pattern, Held: true, Writable: true}
 		if m.Mask {
 			out.Mask = append(out.Mask, f)
 		} else {

@@ -3,6 +3,7 @@
 package mount
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -186,12 +187,19 @@ func removePlaceholder(ph Placeholder, stash Stash, ps parents) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	changed := fmt.Errorf("placeholder %s changed outside the sandbox; left in place", ph.Path)
-	if err != nil || st.ino != ph.Ino || st.dir != ph.Dir || st.link || (!ph.Dir && st.size != int64(len(placeholderContent(ph.Path)))) {
-		return changed
+	if err != nil {
+		return fmt.Errorf("placeholder %s: %w; left in place", ph.Path, err)
 	}
-	if ph.Dir && !emptyDirAt(fd, name) {
-		return changed // one given content outside stays where it is
+	if !unchangedAt(fd, name, ph, st) {
+		// Inside, the placeholder was read-only; what is there now was
+		// put there by something else: the user, or a sandbox of an
+		// enclosing project that saw it as a plain directory. It is not
+		// left for a tool to read: it is moved aside.
+		to := name + ".stockade-quarantine-" + rand.Text()[:8]
+		if err := unix.Renameat2(fd, name, fd, to, unix.RENAME_NOREPLACE); err != nil {
+			return fmt.Errorf("placeholder %s changed outside the sandbox, and could not be moved aside (%v): review it before a tool on the host reads it", ph.Path, err)
+		}
+		return fmt.Errorf("placeholder %s changed outside the sandbox while it ran; moved to %s: review it, and rename it back if you trust it", ph.Path, dir.Join(to))
 	}
 	if (ph.Dir || st.nlink == 1) && sameContent(fd, name, ph.Path) && stash.Dir != "" &&
 		unix.Renameat2(fd, name, unix.AT_FDCWD, stash.key(ph), unix.RENAME_NOREPLACE) == nil {
@@ -205,6 +213,28 @@ func removePlaceholder(ph Placeholder, stash Stash, ps parents) error {
 		return fmt.Errorf("removing placeholder %s: %w", ph.Path, err)
 	}
 	return nil
+}
+
+// unchangedAt reports whether name in dirfd (with st) is still the
+// placeholder ph as stockade made it.
+func unchangedAt(fd int, name string, ph Placeholder, st placeholderStat) bool {
+	if st.ino != ph.Ino || st.dir != ph.Dir || st.link || (!ph.Dir && st.size != int64(len(placeholderContent(ph.Path)))) {
+		return false
+	}
+	return !ph.Dir || emptyDirAt(fd, name)
+}
+
+// Unchanged reports whether the placeholder ph is still as stockade made it
+// (the same inode, empty).
+func Unchanged(ph Placeholder) bool {
+	ps := newParents()
+	defer ps.close()
+	dir, name, err := ps.of(ph)
+	if err != nil {
+		return false
+	}
+	st, err := lstatAt(dir.Fd(), name, ph.Path)
+	return err == nil && unchangedAt(dir.Fd(), name, ph, st)
 }
 
 // emptyDirAt reports whether name in dirfd is a directory with no entries.

@@ -42,16 +42,20 @@ func TestPlaceholders(t *testing.T) {
 	if missing := ScanTrees(cfg, OS{}).Missing; len(missing) != 0 {
 		t.Errorf("Missing = %+v, want none (.cursor/rules has no parent to hold it)", missing)
 	}
-	// Content added outside the sandbox is never removed.
+	// Content added outside the sandbox (the user, or a sandbox of an
+	// enclosing project) is never removed, nor left for a tool to read:
+	// it is moved aside, and said.
 	os.WriteFile(filepath.Join(wd, ".vscode", "mine.json"), []byte("{}"), 0o644)
-	if err := RemovePlaceholders(ps, Stash{}); err == nil {
-		t.Error("RemovePlaceholders reported nothing although .vscode is no longer empty")
+	if err := RemovePlaceholders(ps, Stash{}); err == nil || !strings.Contains(err.Error(), "moved to") {
+		t.Errorf("RemovePlaceholders said %v although .vscode is no longer empty", err)
 	}
 	for p := range want {
-		_, err := os.Lstat(p)
-		if exists := err == nil; exists != (p == wd+"/.vscode") {
-			t.Errorf("%s exists=%v after removal", p, exists)
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s exists after removal", p)
 		}
+	}
+	if m, _ := filepath.Glob(wd + "/.vscode.stockade-quarantine-*/mine.json"); len(m) != 1 {
+		t.Errorf("mine.json was not kept aside: %v", m)
 	}
 }
 
@@ -213,13 +217,16 @@ func TestStash(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(wd, ".mcp.json")); err != nil || string(b) != placeholderJSON {
 		t.Errorf(".mcp.json from the stash = %q, %v", b, err)
 	}
-	// The user writes into CLAUDE.md outside: it stays, and stays out of the stash.
+	// Something writes into CLAUDE.md outside: it is kept aside, and out
+	// of the stash.
 	os.WriteFile(filepath.Join(wd, "CLAUDE.md"), []byte("x"), 0o644)
 	if err := RemovePlaceholders(second, stash); err == nil || !strings.Contains(err.Error(), "CLAUDE.md changed outside") {
 		t.Fatalf("removing a placeholder given content: %v", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(wd, "CLAUDE.md")); string(b) != "x" {
-		t.Errorf("CLAUDE.md with content = %q, want it kept", b)
+	if m, _ := filepath.Glob(wd + "/CLAUDE.md.stockade-quarantine-*"); len(m) != 1 {
+		t.Errorf("CLAUDE.md with content was not kept aside: %v", m)
+	} else if b, _ := os.ReadFile(m[0]); string(b) != "x" {
+		t.Errorf("CLAUDE.md kept aside = %q, want x", b)
 	}
 	// A .vscode made meanwhile by someone else is shared, not replaced.
 	os.Mkdir(filepath.Join(wd, ".vscode"), 0o755)

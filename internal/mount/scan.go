@@ -1,6 +1,7 @@
 package mount
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -134,6 +135,12 @@ type Found struct {
 	// Held: a placeholder stockade makes for the run (Scan.Hold): empty,
 	// so the plan shows an empty one from the staging root there.
 	Held bool
+	// Writable: the tree it lies in is writable inside (its ancestors are
+	// pinned there).
+	Writable bool
+	// Dev, Ino identify what the scan found (0 for a placeholder yet to be
+	// made): another object at the same path later is a new one.
+	Dev, Ino uint64
 }
 
 // Scan is what the scanner found.
@@ -315,7 +322,8 @@ func (s *scanner) index(ps []pattern) {
 func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, t hostTree, dir string, top bool), absent func(p *pattern, t hostTree, dir string)) {
 	ents, err := s.host.ReadDir(dir)
 	if err != nil {
-		return // unreadable: nothing there the sandbox could read either
+		s.unlisted(dir, err)
+		return
 	}
 	var have map[string]bool // at the top, for the literal patterns' absence
 	if top {
@@ -368,6 +376,19 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 	}
 }
 
+// unlisted records a directory the scan could not list. A directory that
+// vanished meanwhile is nothing; any other failure refuses the start: with
+// only its execute bit (chmod 0311, which the agent may do to any directory
+// of the project) a directory cannot be listed, yet every name in it can
+// still be opened, so a secret or a protected file in it would go unmasked
+// and unprotected.
+func (s *scanner) unlisted(dir string, err error) {
+	if errors.Is(err, fs.ErrNotExist) || s.out.Err != nil {
+		return
+	}
+	s.out.Err = fmt.Errorf("cannot list %s (%w), so stockade cannot tell what to mask and protect in it; make it readable (chmod u+rx %s) and run again", dir, err, dir)
+}
+
 // names lists the entries of dir that comp names.
 func (s *scanner) names(dir, comp string) []string {
 	if !isGlob(comp) {
@@ -375,6 +396,7 @@ func (s *scanner) names(dir, comp string) []string {
 	}
 	ents, err := s.host.ReadDir(dir)
 	if err != nil {
+		s.unlisted(dir, err)
 		return nil
 	}
 	var out []string
@@ -455,7 +477,15 @@ func (s *scanner) link(p *pattern, t hostTree, q string, rest []string, top bool
 	if !p.mask || len(rest) == 0 {
 		s.add(p, t, q, nil, true, "")
 	}
-	target, ok := s.resolve(q)
+	target, links, ok := s.resolve(q)
+	// Every link on the way that the sandbox can write is protected
+	// itself too: replacing one in the middle of a chain would redirect
+	// the first to a target of the agent's.
+	for _, l := range links {
+		if lt, in := s.treeOf(l); in && lt.writable && !p.mask {
+			s.add(p, lt, l, nil, true, "on the way from "+q)
+		}
+	}
 	if !ok {
 		return // a loop, or too long: it names nothing
 	}
@@ -481,8 +511,9 @@ func (s *scanner) link(p *pattern, t hostTree, q string, rest []string, top bool
 // target, lexically on the host: the path the host's own tools would
 // reach. A missing component ends the resolution there (the rest is
 // appended as it is).
-func (s *scanner) resolve(q string) (string, bool) {
+func (s *scanner) resolve(q string) (string, []string, bool) {
 	hops := 0
+	var links []string // met on the way, after q
 	var walkFrom func(p string) (string, bool)
 	walkFrom = func(p string) (string, bool) {
 		parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
@@ -503,6 +534,7 @@ func (s *scanner) resolve(q string) (string, bool) {
 			if hops++; hops > maxLinks {
 				return "", false
 			}
+			links = append(links, next)
 			l, err := s.host.Readlink(next)
 			if err != nil {
 				return "", false
@@ -517,12 +549,13 @@ func (s *scanner) resolve(q string) (string, bool) {
 	hops++
 	l, err := s.host.Readlink(q)
 	if err != nil {
-		return "", false
+		return "", nil, false
 	}
 	if !filepath.IsAbs(l) {
 		l = filepath.Join(filepath.Dir(q), l)
 	}
-	return walkFrom(filepath.Clean(l))
+	target, ok := walkFrom(filepath.Clean(l))
+	return target, links, ok
 }
 
 // treeOf is the tree that holds host path p, the innermost if trees nest.
@@ -617,12 +650,15 @@ func (s *scanner) add(p *pattern, t hostTree, q string, fi fs.FileInfo, link boo
 		return
 	}
 	s.seen[kind+q] = true
-	f := Found{Path: q, Target: t.at(q), Link: link, Mask: p.mask, Root: t.host, Why: why}
+	f := Found{Path: q, Target: t.at(q), Link: link, Mask: p.mask, Root: t.host, Why: why, Writable: t.writable}
 	if f.Why == "" {
 		f.Why = p.raw
 	}
 	if fi != nil {
 		f.Dir = fi.IsDir()
+		f.Dev, f.Ino = devIno(fi)
+	} else if lfi, err := s.host.Lstat(q); err == nil { // a symlink: itself
+		f.Dev, f.Ino = devIno(lfi)
 	}
 	if p.mask {
 		s.out.Mask = append(s.out.Mask, f)
@@ -678,4 +714,11 @@ func nlink(fi fs.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+func devIno(fi fs.FileInfo) (uint64, uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
 }

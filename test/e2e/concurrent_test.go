@@ -131,3 +131,78 @@ func waitExit(t *testing.T, pid int) {
 		}
 	}
 }
+
+// TestSharedSwap: one sandbox's exit check moves aside a path another, still
+// running, protects (the other's protection moves with it); the other's
+// command then makes its own at the freed name. Its exit check sees another
+// object at a protected path and moves that aside too.
+func TestSharedSwap(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	for _, f := range []string{"up-a", "go-a", "up-b", "go-b"} {
+		if err := unix.Mkfifo(filepath.Join(e.workdir, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := e.startSession("/bin/sh", "-c", "mkdir -p sub/.vscode && echo '{}' > sub/.vscode/tasks.json && echo up > up-b; cat go-b >/dev/null")
+	pid := e.session(id).PID
+	readFIFO(t, filepath.Join(e.workdir, "up-b"))
+	done := make(chan result, 1)
+	go func() {
+		done <- e.run("", nil, "run", "--log-level", "error", "--", "/bin/sh", "-c",
+			"echo up > up-a; cat go-a >/dev/null; mkdir sub/.vscode && echo EVIL > sub/.vscode/tasks.json && echo planted")
+	}()
+	readFIFO(t, filepath.Join(e.workdir, "up-a")) // A protects sub/.vscode, B's
+	writeFIFO(t, filepath.Join(e.workdir, "go-b"))
+	waitExit(t, pid) // B moved sub/.vscode aside
+	writeFIFO(t, filepath.Join(e.workdir, "go-a"))
+	r := <-done
+	if !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("A could not plant (the test no longer tests the swap): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.workdir, "sub/.vscode/tasks.json")); err == nil {
+		t.Errorf("sub/.vscode/tasks.json is on the host after both ended: %q\nA's stderr: %s", b, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "QUARANTINED: "+filepath.Join(e.workdir, "sub/.vscode")) {
+		t.Errorf("A's exit did not report sub/.vscode:\n%s", r.stderr)
+	}
+}
+
+// TestNestedProjects: a sandbox of an enclosing project sees the
+// placeholder an inner project's sandbox made as a plain directory, and
+// writes into it; what it wrote is moved aside, not left for the editor.
+func TestNestedProjects(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	inner := filepath.Join(e.workdir, "proj")
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"up-x", "go-x", "proj/up-y", "proj/go-y"} {
+		if err := unix.Mkfifo(filepath.Join(e.workdir, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outer := make(chan result, 1)
+	go func() {
+		outer <- e.run("", nil, "run", "--log-level", "error", "--", "/bin/sh", "-c",
+			"echo up > up-x; cat go-x >/dev/null; echo EVIL > proj/.vscode/tasks.json && echo planted")
+	}()
+	readFIFO(t, filepath.Join(e.workdir, "up-x"))
+	innerDone := make(chan result, 1)
+	go func() {
+		innerDone <- e.run("", nil, "run", "--log-level", "error", "--workdir", inner, "--", "/bin/sh", "-c",
+			"echo up > up-y; cat go-y >/dev/null")
+	}()
+	readFIFO(t, filepath.Join(inner, "up-y")) // proj/.vscode is the inner one's placeholder
+	writeFIFO(t, filepath.Join(e.workdir, "go-x"))
+	rx := <-outer
+	if !strings.Contains(rx.stdout, "planted") {
+		t.Fatalf("the outer sandbox could not write the placeholder (the test no longer tests it): %s%s", rx.stdout, rx.stderr)
+	}
+	writeFIFO(t, filepath.Join(inner, "go-y"))
+	<-innerDone
+	if b, err := os.ReadFile(filepath.Join(inner, ".vscode/tasks.json")); err == nil {
+		t.Errorf("proj/.vscode/tasks.json is on the host after both ended: %q", b)
+	}
+}

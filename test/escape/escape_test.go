@@ -42,7 +42,8 @@ type row struct {
 	// check runs on the host after the row, for what the output cannot show.
 	check func(fx *fixture) error
 	// refusedLate: the refusal comes from the plan (a link, a hard link),
-	// made once the sandbox HOME exists; it may stay.
+	// made once the sandbox HOME exists, which may stay, and after the
+	// start line: the refusal is the last line.
 	refusedLate bool
 	timeout     time.Duration // default probeTimeout
 }
@@ -58,7 +59,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, homeRows, workRows, nameRows, limitsRows, gitRows} {
+	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, homeRows, workRows, nameRows, limitsRows, gitRows, reviewRows} {
 		rows = append(rows, t...)
 	}
 	return rows
@@ -240,6 +241,9 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	switch {
 	case refused != "":
 		line := strings.TrimSpace(strings.Join(stderrLines(res.stderr), "\n"))
+		if r.refusedLate { // after the start line and its warnings: the last line
+			line = line[strings.LastIndexByte(line, '\n')+1:]
+		}
 		if res.code != 125 || got != "" || strings.Contains(line, "\n") || !strings.Contains(line, refused) {
 			t.Errorf("%v\n got: %q (exit %d)\nwant: refused (exit 125) with one line containing %q\nstderr: %s",
 				fx.expand(r.args), got, res.code, refused, res.stderr)

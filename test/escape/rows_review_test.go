@@ -1,0 +1,53 @@
+package escape
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// reviewRows: holes a red-team review of the planner found, each a row that
+// failed before its fix.
+var reviewRows = []row{
+	// A directory made unlistable (chmod 0311: names in it still open) used to
+	// make the scan skip it, masks and protections included. Root lists it
+	// anyway; an unprivileged user's next start refuses, naming it.
+	{name: "unlistable_dir_hides_secret", setup: files("work/apps/web/.env", "API_KEY=escape-test\n"),
+		before: sh("chmod 0311 {work}/apps"),
+		args:   probe("read", "{work}/apps/web/.env"), want: "DENIED EMPTY",
+		refusedUser: "cannot list", refusedLate: true},
+	// A masked secret's parent renamed into a directory the scan does not walk
+	// (node_modules), to be read in the next session: the parents of masked
+	// paths are pinned.
+	{name: "rename_masked_parent_in_session", setup: files("work/apps/web/.env", "API_KEY=escape-test\n"),
+		args: probe("rename", "{work}/apps/web", "{work}/apps/node_modules"), want: "DENIED EBUSY"},
+	{name: "rename_masked_parent_then_read", setup: files("work/apps/web/.env", "API_KEY=escape-test\n"),
+		before: sh("mv {work}/apps/web {work}/apps/node_modules 2>/dev/null; mv {work}/apps {work}/.git 2>/dev/null; true"),
+		args:   sh("cat {work}/apps/web/.env {work}/apps/node_modules/.env {work}/.git/web/.env 2>/dev/null; echo END"), want: "END"},
+	// A --ro tree in the project renamed away and a symlink put in its place,
+	// which silenced the exit check: its parents are pinned.
+	{name: "rename_ro_tree_parent", setup: files("work/a/docs/x.md", "x\n", "work/.stockade.json", `{"ro": ["a/docs"]}`+"\n"),
+		args: probe("rename", "{work}/a", "{work}/a2"), want: "DENIED EBUSY"},
+	// The middle link of a chain (.vscode -> mid -> real/vs) replaced to point
+	// the editor's .vscode elsewhere: every link on the way is protected.
+	{name: "link_chain_middle_replace", setup: hostFiles(without("work/.vscode"), files("work/real/vs/settings.json", "{}\n"),
+		symlink("real/vs", "work/mid"), symlink("mid", "work/.vscode")),
+		args: probe("unlink", "{work}/mid"), want: "DENIED EBUSY"},
+	// Quarantine names the command could guess (its session ID is visible
+	// inside) taken first, to keep its plant in place: the name has a random
+	// part.
+	{name: "quarantine_name_taken_first",
+		args: sh("mkdir -p {work}/sub/.vscode && echo '{}' > {work}/sub/.vscode/tasks.json && " +
+			"for i in '' -1 -2 -3 -4 -5 -6 -7 -8; do touch {work}/sub/.vscode.stockade-quarantine-$(hostname | cut -d- -f2)$i; done; echo DONE"),
+		want: "DONE", check: gone("work/sub/.vscode")},
+}
+
+// gone checks that the command's file at rel is no longer at its name.
+func gone(rel string) func(fx *fixture) error {
+	return func(fx *fixture) error {
+		if _, err := os.Lstat(filepath.Join(fx.base, rel)); err == nil {
+			return fmt.Errorf("%s is still there after the sandbox ended", rel)
+		}
+		return nil
+	}
+}
