@@ -383,8 +383,8 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 // still be opened, so a secret or a protected file in it would go unmasked
 // and unprotected.
 func (s *scanner) unlisted(dir string, err error) {
-	if errors.Is(err, fs.ErrNotExist) || s.out.Err != nil {
-		return
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || s.out.Err != nil {
+		return // gone, or a file (a --ro file): nothing in it
 	}
 	s.out.Err = fmt.Errorf("cannot list %s (%w), so stockade cannot tell what to mask and protect in it; make it readable (chmod u+rx %s) and run again", dir, err, dir)
 }
