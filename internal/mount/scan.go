@@ -322,7 +322,7 @@ func (s *scanner) index(ps []pattern) {
 func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, t hostTree, dir string, top bool), absent func(p *pattern, t hostTree, dir string)) {
 	ents, err := s.host.ReadDir(dir)
 	if err != nil {
-		s.unlisted(dir, err)
+		s.unlisted(t, dir, err)
 		return
 	}
 	var have map[string]bool // at the top, for the literal patterns' absence
@@ -382,21 +382,25 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 // of the project) a directory cannot be listed, yet every name in it can
 // still be opened, so a secret or a protected file in it would go unmasked
 // and unprotected.
-func (s *scanner) unlisted(dir string, err error) {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || s.out.Err != nil {
+//
+// A --ro tree is not the agent's to chmod: a directory there that the user
+// cannot list (a system directory of root's, 0700) is skipped; the sandbox
+// cannot list it either.
+func (s *scanner) unlisted(t hostTree, dir string, err error) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || !t.writable || s.out.Err != nil {
 		return // gone, or a file (a --ro file): nothing in it
 	}
 	s.out.Err = fmt.Errorf("cannot list %s (%w), so stockade cannot tell what to mask and protect in it; make it readable (chmod u+rx %s) and run again", dir, err, dir)
 }
 
-// names lists the entries of dir that comp names.
-func (s *scanner) names(dir, comp string) []string {
+// names lists the entries of dir, in tree t, that comp names.
+func (s *scanner) names(t hostTree, dir, comp string) []string {
 	if !isGlob(comp) {
 		return []string{comp}
 	}
 	ents, err := s.host.ReadDir(dir)
 	if err != nil {
-		s.unlisted(dir, err)
+		s.unlisted(t, dir, err)
 		return nil
 	}
 	var out []string
@@ -409,7 +413,7 @@ func (s *scanner) names(dir, comp string) []string {
 }
 
 func (s *scanner) matchUnmask(p *pattern, dir string, parts []string) {
-	for _, n := range s.names(dir, parts[0]) {
+	for _, n := range s.names(hostTree{}, dir, parts[0]) {
 		q := filepath.Join(dir, n)
 		if len(parts) == 1 {
 			s.unmasked[q] = true
@@ -424,7 +428,7 @@ func (s *scanner) matchUnmask(p *pattern, dir string, parts []string) {
 // match applies the rest of pattern p (parts) in directory dir of tree t.
 func (s *scanner) match(p *pattern, t hostTree, dir string, parts []string, top bool) {
 	last := len(parts) == 1
-	for _, n := range s.names(dir, parts[0]) {
+	for _, n := range s.names(t, dir, parts[0]) {
 		q := filepath.Join(dir, n)
 		fi, err := s.host.Lstat(q)
 		switch {
