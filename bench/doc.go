@@ -1,4 +1,4 @@
-// Package bench measures stockade against the budget of DESIGN §9, side by
+// Package bench measures stockade against the budget in bench/README.md, side by
 // side with a reference in one run, and reports ratios rather than times:
 // the machines it runs on are shared and noisy, and a ratio of two
 // interleaved measurements survives noise that a single time does not.

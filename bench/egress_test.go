@@ -81,7 +81,7 @@ func (f *proxyFixture) tunnel(addr string) (net.Conn, error) {
 }
 
 // BenchmarkEgress compares, side by side, a direct loopback connection with
-// the same one through the egress proxy (DESIGN §9: throughput at least
+// the same one through the egress proxy (bench/README.md: throughput at least
 // 80% of direct, under 0.5 ms added to the median round trip), and holds
 // 1000 CONNECT tunnels at once, checking that none fails and no descriptor
 // leaks.

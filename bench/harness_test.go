@@ -103,7 +103,7 @@ func requireBwrap(b *testing.B) string {
 	return p
 }
 
-// bwrapArgs is the reference sandbox of DESIGN §9.
+// bwrapArgs is the reference sandbox of bench/README.md.
 func bwrapArgs(argv ...string) []string {
 	return append([]string{"--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}, argv...)
 }

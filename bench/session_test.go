@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkSession measures what an idle session costs and how fast a
-// client attaches: the resident memory of each supervisor (DESIGN §9: under
+// client attaches: the resident memory of each supervisor (bench/README.md: under
 // 30 MiB) and of its sandbox's init, and the time from connecting to the
 // control socket to the first replayed output (docs/control-api.md).
 func BenchmarkSession(b *testing.B) {

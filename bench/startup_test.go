@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// startupBudget is DESIGN §9: `stockade run -- /bin/true` within 2× of bwrap.
+// startupBudget is the budget in bench/README.md: `stockade run -- /bin/true` within 2× of bwrap.
 const startupBudget = 2.0
 
 // BenchmarkStartup times `stockade run -- /bin/true` against bwrap's

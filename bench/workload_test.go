@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// workloadBudget is DESIGN §9: real work inside within 3% of native.
+// workloadBudget is the budget in bench/README.md: real work inside within 3% of native.
 const workloadBudget = 3.0
 
 // timedLoop wraps body in a script that runs it once untimed (warming the

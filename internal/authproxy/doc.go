@@ -1,4 +1,4 @@
-// Package authproxy keeps the real API keys out of the sandbox (DESIGN §7).
+// Package authproxy keeps the real API keys out of the sandbox (docs/authproxy.md).
 // The agent holds a dummy key (sk-proxy) and a base URL on a loopback
 // listener inside its network namespace; the supervisor, outside, serves
 // that listener with a Proxy that checks the dummy, swaps in the real key

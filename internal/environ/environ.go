@@ -1,5 +1,5 @@
 // Package environ builds the sandbox's environment from scratch instead of
-// inheriting the host's (DESIGN §3 step 3).
+// inheriting the host's (docs/sandbox.md, enforcement order).
 //
 // Build starts from nothing and adds, from lowest to highest precedence:
 //

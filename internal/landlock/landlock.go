@@ -1,4 +1,4 @@
-// Package landlock turns the four access tiers of the sandbox (DESIGN §3
+// Package landlock turns the four access tiers of the sandbox (docs/sandbox.md
 // step 5) into one Landlock ruleset, as data: the sandbox's init applies it
 // with raw system calls between clone and the command's execve, where no Go
 // library can run.

@@ -1,4 +1,4 @@
-// Package mount builds the sandbox's filesystem view (DESIGN §4): a plan, made
+// Package mount builds the sandbox's filesystem view (docs/sandbox.md, "Filesystem view"): a plan, made
 // on the host from the policy, that lists every mount of the new root in order;
 // and an executor that carries the plan out inside the new mount namespace and
 // pivots into it.

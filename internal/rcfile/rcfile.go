@@ -1,5 +1,5 @@
 // Package rcfile reads stockaderc files: the files that hold the real API
-// keys the auth proxy injects (DESIGN §7). They never enter the sandbox.
+// keys the auth proxy injects (docs/authproxy.md). They never enter the sandbox.
 //
 // Three files are read, each optional, and merged with the host environment
 // (later wins):

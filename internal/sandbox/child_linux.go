@@ -92,7 +92,8 @@ func (p *program) send(m *message) syscall.Errno {
 	}
 }
 
-// initMain is PID 1 of the sandbox: DESIGN §3 in order, then the command.
+// initMain is PID 1 of the sandbox: the enforcement order of docs/sandbox.md,
+// then the command.
 //
 //go:nosplit
 //go:norace
@@ -490,7 +491,7 @@ func (p *program) openPTY() {
 	p.slave = int(slave)
 }
 
-// confine applies DESIGN §3 steps 4 to 8 to init itself; the command
+// confine applies steps 6 to 10 of the enforcement order (docs/sandbox.md) to init itself; the command
 // inherits them all across fork and execve, and PID 1 is never more
 // powerful than what it supervises.
 //

@@ -12,7 +12,7 @@ func TestDefaultValidates(t *testing.T) {
 	}
 }
 
-// TestDefaultCoversBaseline guards the baseline of DESIGN.md §5 and §6: a
+// TestDefaultCoversBaseline guards the baseline of docs/sandbox.md ("seccomp"): a
 // call may leave this list only by a deliberate edit here.
 func TestDefaultCoversBaseline(t *testing.T) {
 	baseline := []string{

@@ -1,5 +1,5 @@
 // Package tripwire notices and undoes changes to the host paths that a sandbox
-// must not change: the protected and masked paths of DESIGN §4 and §8
+// must not change: the protected and masked paths of docs/sandbox.md and docs/audit.md
 // (`--tripwire`).
 //
 // Inside the sandbox those paths are read-only binds or masks, so a change to
