@@ -17,7 +17,12 @@ type Host interface {
 	Readlink(path string) (string, error)
 }
 
-// OS is the real host filesystem.
+// OS is the real host filesystem. Its calls resolve paths as the kernel
+// does, symlinks included: the planner only reads with them, and what it
+// decides is carried out by init, which opens every path of a writable
+// tree with RESOLVE_NO_SYMLINKS and checks it is what the plan saw, and by
+// the placeholder code, which works from directory descriptors (beneath).
+// A link planted between the scan and the mount fails the start.
 type OS struct{}
 
 func (OS) Lstat(p string) (fs.FileInfo, error) { return os.Lstat(p) }
