@@ -56,12 +56,16 @@ type Hooks struct {
 	Stdin, Stdout, Stderr *os.File
 	TTY                   bool                        // the command gets a pty opened inside
 	OnPTY                 func(master *os.File) error // receives its master
-	OnStart               func(pid int) error         // cgroup placement of init
-	Placer                sandbox.ThreadPlacer        // init starts in its cgroup (sandbox.Options.Placer)
-	OnStarted             func()                      // init holds its stdio
-	OnCommand             func()                      // the command is running
-	Warn                  func(format string, args ...any)
-	Debug                 func(what string, v any)
+	// Ready runs once the filesystem view is planned, before init starts:
+	// an error stops the run with nothing started (the cgroup made beside
+	// the plan is checked here).
+	Ready     func() error
+	OnStart   func(pid int) error  // cgroup placement of init
+	Placer    sandbox.ThreadPlacer // init starts in its cgroup (sandbox.Options.Placer)
+	OnStarted func()               // init holds its stdio
+	OnCommand func()               // the command is running
+	Warn      func(format string, args ...any)
+	Debug     func(what string, v any)
 	// Snapshot takes a tripwire snapshot of the protected and masked host
 	// paths before the command starts and restores it after the sandbox is
 	// gone; Restored hears what was put back.
@@ -110,6 +114,9 @@ func Run(j Job, h Hooks) (int, error) {
 	}
 	pr := prepare(j, h)
 	defer pr.cleanup()
+	if pr.err == nil && h.Ready != nil {
+		pr.err = h.Ready()
+	}
 	reviewTaken, review := reviewAt(j, h)
 	defer review()
 	var closers []io.Closer
@@ -189,13 +196,19 @@ type prepared struct {
 	records   mount.Records
 	onFinding func(Finding)
 	warn      func(string, ...any)
-	removed   chan error
 	once      sync.Once
+	// What the checks after the command found; done is closed once they
+	// ran (see removeSoon).
+	done        chan struct{}
+	releaseErr  error
+	findings    []Finding
+	gitFound    []gitguard.Finding
+	gitAfterErr error
 }
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, release: func() error { return nil }, removed: make(chan error, 1), restored: h.Restored,
+	pr := &prepared{warn: h.Warn, release: func() error { return nil }, done: make(chan struct{}), restored: h.Restored,
 		made: make(chan error, 1), id: j.ID, onFinding: h.OnFinding}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records}
@@ -297,12 +310,15 @@ func (pr *prepared) recorded() error {
 	return nil
 }
 
-// removeSoon restores the snapshot, then removes the placeholders. It is
-// called once no process of the sandbox is left (init says so before it
-// exits), or at cleanup: nothing inside can undo the restore.
+// removeSoon restores the snapshot, removes the placeholders, then runs
+// the checks of what the command left behind. It is called once no process
+// of the sandbox is left (init says so before it exits, so the checks run
+// while the kernel tears the namespaces down), or at cleanup: nothing
+// inside can undo the restore or change what the checks read.
 func (pr *prepared) removeSoon() {
 	pr.once.Do(func() {
 		go func() {
+			defer close(pr.done)
 			pr.ready()
 			if pr.snap != nil {
 				changes, err := pr.snap.Restore()
@@ -310,55 +326,59 @@ func (pr *prepared) removeSoon() {
 					pr.restored(changes, err)
 				}
 			}
-			pr.removed <- pr.release()
+			// The scan for what the command created runs beside the
+			// release: it leaves out the paths the placeholders held
+			// (mount.Scan.Created), and a placeholder directory that goes
+			// while it is walked is nothing to it. The git check reads
+			// every directory it meets, so it waits for the release.
+			var wg sync.WaitGroup
+			if pr.err == nil {
+				wg.Go(func() { pr.findings = pr.created() })
+			}
+			pr.releaseErr = pr.release()
+			if pr.err == nil {
+				pr.checkGit()
+			}
+			wg.Wait()
 		}()
 	})
 }
 
-// cleanup removes the placeholders (if that has not started already), then
-// moves aside what the command created at protected or masked names that
-// no placeholder held. It runs only after the sandbox is gone.
+// checkGit checks the git metadata of the workdir against what was
+// recorded before the command started (gitguard).
+func (pr *prepared) checkGit() {
+	if pr.gitRecorded == nil {
+		return
+	}
+	<-pr.gitRecorded
+	pr.gitAfterErr = pr.gitErr
+	if pr.git != nil {
+		pr.gitFound, pr.gitAfterErr = pr.git.After()
+		if pr.gitErr != nil {
+			pr.warn("%v", pr.gitErr)
+		}
+	}
+}
+
+// cleanup waits for removeSoon (starting it if init never said the sandbox
+// was quiet), then reports what the checks found. It runs only after the
+// sandbox is gone.
 func (pr *prepared) cleanup() {
 	pr.removeSoon()
+	<-pr.done
+	if pr.releaseErr != nil {
+		pr.warn("%v", pr.releaseErr)
+	}
 	if pr.err != nil {
-		if err := <-pr.removed; err != nil {
-			pr.warn("%v", err)
-		}
 		return // nothing ran
 	}
-	// The checks run once the sandbox is gone and the placeholders are
-	// released (a tripwire's restore, first, takes back what it watched),
-	// beside each other: they read different things.
-	if err := <-pr.removed; err != nil {
-		pr.warn("%v", err)
-	}
-	var (
-		wg       sync.WaitGroup
-		findings []Finding
-		gitFound []gitguard.Finding
-		gitErr   error
-	)
-	wg.Go(func() { findings = pr.created() })
-	if pr.gitRecorded != nil {
-		wg.Go(func() {
-			<-pr.gitRecorded
-			gitErr = pr.gitErr
-			if pr.git != nil {
-				gitFound, gitErr = pr.git.After()
-				if pr.gitErr != nil {
-					pr.warn("%v", pr.gitErr)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, f := range findings {
+	for _, f := range pr.findings {
 		if pr.onFinding != nil {
 			pr.onFinding(f)
 		}
 	}
-	if pr.gitRecorded != nil && (pr.git == nil || len(gitFound) > 0 || gitErr != nil) {
-		pr.gitChecked(gitFound, gitErr)
+	if pr.gitRecorded != nil && (pr.git == nil || len(pr.gitFound) > 0 || pr.gitAfterErr != nil) {
+		pr.gitChecked(pr.gitFound, pr.gitAfterErr)
 	}
 }
 
