@@ -19,6 +19,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
@@ -75,12 +76,30 @@ func (c *runCmd) Run() error {
 }
 
 func (c *runCmd) run() error {
-	j, r, home, err := c.job()
+	// What every sandbox shares (the seccomp filter, the signal
+	// forwarding, whose registration is a round trip per signal to the
+	// runtime's signal thread) is worked out while the policy resolves.
+	sandbox.Warm()
+	session := c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	// In the foreground the cgroup is made as soon as the run has its id,
+	// while the rest of the start goes on; Ready checks it before init
+	// starts. (A session's supervisor makes its own.)
+	var cg *cgroup.Pending
+	defer func() {
+		if cg != nil {
+			cg.Close()
+		}
+	}()
+	j, r, home, err := c.job(func(id string, r policy.Resolved) {
+		if !session {
+			cg = cgroup.Begin("stockade-"+id, limitsOf(r))
+		}
+	})
 	if err != nil {
 		return err
 	}
 	log := newLogger(j.Policy.LogLevel)
-	if c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
+	if session {
 		return c.session(j, r, home, log)
 	}
 	var serve func(job.Listeners)
@@ -104,16 +123,17 @@ func (c *runCmd) run() error {
 		}
 		serve = job.ServeWith(px, auth)
 	}
-	cg, report, err := cgroup.New("stockade-"+j.ID, limitsOf(r))
-	if err != nil {
-		return fmt.Errorf("setting up resource limits: %w", err)
+	ready := func() error {
+		_, report, err := cg.Wait()
+		if err != nil {
+			return fmt.Errorf("setting up resource limits: %w", err)
+		}
+		if err := report.Refusal(requirements(r)); err != nil {
+			return err
+		}
+		printStatus(log, j.ID, enforcementOf(r, home, report))
+		return nil
 	}
-	defer cg.Close()
-	if err := report.Refusal(requirements(r)); err != nil {
-		return err
-	}
-	printStatus(log, j.ID, enforcementOf(r, home, report))
-
 	var wrap func(io.Writer) io.Writer // the command's output to the user's terminal
 	if j.Policy.Terminal != policy.TerminalRaw {
 		wrap = func(w io.Writer) io.Writer { return termfilter.NewWriter(w, nil) }
@@ -125,7 +145,7 @@ func (c *runCmd) run() error {
 	defer con.Close()
 	code, err := job.Run(j, job.Hooks{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
-		TTY: con.TTY, OnPTY: con.Attach, OnStart: cg.Add, Placer: cg, OnStarted: con.Started,
+		TTY: con.TTY, OnPTY: con.Attach, Ready: ready, OnStart: cg.Add, Placer: cg, OnStarted: con.Started,
 		Warn: log.warn, Debug: log.debugJSON,
 		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
 		OnFinding: log.finding, Serve: serve, GitChecked: gitReport(log),
@@ -137,8 +157,9 @@ func (c *runCmd) run() error {
 	return exitError{code}
 }
 
-// job resolves the policy and everything else a run needs into a Job.
-func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
+// job resolves the policy and everything else a run needs into a Job;
+// onID, when set, hears the run's id as soon as it is made.
+func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.Resolved, string, error) {
 	argv := c.Command
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
@@ -162,6 +183,9 @@ func (c *runCmd) job() (job.Job, policy.Resolved, string, error) {
 	id, err := newID()
 	if err != nil {
 		return job.Job{}, r, "", err
+	}
+	if onID != nil {
+		onID(id, r)
 	}
 	name := c.homeName
 	if name == "" {
