@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -248,4 +249,55 @@ func planned(cfg Config) []Placeholder {
 // createPlaceholders makes the placeholders of cfg, with no stash.
 func createPlaceholders(cfg Config) ([]Placeholder, error) {
 	return Create(planned(cfg), Stash{})
+}
+
+// TestRecordSpare: a released record's file is kept as the spare and the
+// next record is written into it, so that a run makes and frees no inode
+// in the records directory (see Stash) and truncates none; the spare is
+// never read as a record.
+func TestRecordSpare(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}
+	ino := func(p string) uint64 {
+		t.Helper()
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	// The first record is the longer: the second is written over it.
+	two := Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/"}}
+	_, release, err := rs.Claim("first1", planned(two))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ino(filepath.Join(rs.Dir, "first1.json"))
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ino(filepath.Join(rs.Dir, spare)); got != first {
+		t.Fatalf("spare is inode %d, want the released record's %d", got, first)
+	}
+	if live := rs.Live(); len(live) != 0 {
+		t.Errorf("Live = %v after release: the spare was read as a record", live)
+	}
+	if err := rs.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	ps, release, err := rs.Claim("second", planned(cfg))
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Claim = %v, %v", ps, err)
+	}
+	if got := ino(filepath.Join(rs.Dir, "second.json")); got != first {
+		t.Errorf("second record is inode %d, want the spare's %d", got, first)
+	}
+	if r, err := rs.read("second"); err != nil || len(r.Placeholders) != 1 || r.PID != os.Getpid() {
+		t.Errorf("second record = %+v, %v", r, err)
+	}
+	if _, err := os.Lstat(filepath.Join(rs.Dir, spare)); err == nil {
+		t.Error("the spare is still there after it was used")
+	}
+	release()
 }
