@@ -6,8 +6,6 @@
 package accounts
 
 import (
-	"bufio"
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,10 +61,8 @@ func Filter(passwd, group []byte, uid, gid int) (string, string) {
 
 func lines(b []byte) []string {
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if l = strings.TrimSuffix(l, "\r"); l != "" && !strings.HasPrefix(l, "#") {
 			out = append(out, l)
 		}
 	}

@@ -197,9 +197,11 @@ type scanner struct {
 // the top of this file). Patterns in Hold get placeholders when missing at
 // the top of a writable root, besides every non-glob protected pattern.
 func ScanTrees(cfg Config, host Host) Scan {
-	s := &scanner{host: host, byName: map[string][]*pattern{}, seen: map[string]bool{},
+	s := &scanner{host: host, byName: make(map[string][]*pattern, len(cfg.Protect)+len(cfg.Mask)), seen: map[string]bool{},
 		unmasked: map[string]bool{}, missing: map[string]bool{}}
-	hold, noHold := map[string]bool{}, map[string]bool{}
+	hold, noHold := make(map[string]bool, len(cfg.Hold)), make(map[string]bool, len(cfg.NoHold))
+	s.protect = make([]pattern, 0, len(cfg.Protect))
+	s.mask = make([]pattern, 0, len(cfg.Mask))
 	for _, h := range cfg.Hold {
 		hold[h] = true
 	}
@@ -453,7 +455,20 @@ func (s *scanner) match(p *pattern, t hostTree, dir string, parts []string, top 
 // absent is a literal pattern p whose first component dir lacks (the walk
 // knows it from the directory's listing, with no lstat).
 func (s *scanner) absent(p *pattern, t hostTree, dir string) {
-	s.missingAt(p, t, filepath.Join(dir, p.parts[0]), p.parts[1:])
+	if !p.watch || !t.writable {
+		return
+	}
+	s.missingAt(p, t, joinName(dir, p.parts[0]), p.parts[1:])
+}
+
+// joinName is filepath.Join(dir, name) for a clean dir and a clean single
+// component, as the scan has them, without the cleaning: the scan joins
+// a name for every literal pattern a directory lacks.
+func joinName(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
 }
 
 // missingAt records q, missing at the top of tree t, with rest the
@@ -469,7 +484,10 @@ func (s *scanner) missingAt(p *pattern, t hostTree, q string, rest []string) {
 		return
 	}
 	if !slices.ContainsFunc(rest, isGlob) {
-		full := filepath.Join(append([]string{q}, rest...)...)
+		full := q
+		if len(rest) > 0 {
+			full = joinName(q, strings.Join(rest, "/"))
+		}
 		s.out.Unheld = append(s.out.Unheld, MissingPath{Root: t.host, Target: t.at(full), Pattern: p.raw,
 			Path: full, Dir: strings.HasSuffix(p.raw, "/"), Mask: p.mask})
 	}

@@ -110,7 +110,7 @@ func okErr(errs ...unix.Errno) uint64 {
 // through the mounts of the plan. Read-only binds are made read-only
 // recursively with mount_setattr(2), which a plain remount cannot do.
 func Steps(plan Plan, base string) []Step {
-	var s []Step
+	s := make([]Step, 0, 24+3*len(plan.Mounts))
 	frame := func(what string, st Step) {
 		st.Mount, st.What = -1, what
 		s = append(s, st)
