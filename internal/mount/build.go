@@ -243,7 +243,7 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	for _, f := range sc.Mask {
 		if !hidden(f.Path) {
 			pin(f, "pin parent of masked path")
-			strict(Mount{Kind: Empty, Target: f.Target, IsDir: f.Dir && !f.Link, Link: f.Link, Why: "mask"})
+			strict(Mount{Kind: Empty, Target: f.Target, IsDir: f.Dir && !f.Link, Link: f.Link, Why: "mask", Held: f.Held})
 		}
 	}
 	for _, f := range sc.Protect {
@@ -256,7 +256,7 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 			// The placeholder is empty (or "{}"): the same from the
 			// sealed staging root, read-only, costs init half the
 			// system calls of a bind of the host's.
-			strict(Mount{Kind: Empty, Target: f.Target, IsDir: f.Dir, Data: placeholderContent(f.Path), Why: "placeholder of protected path"})
+			strict(Mount{Kind: Empty, Target: f.Target, IsDir: f.Dir, Data: placeholderContent(f.Path), Why: "placeholder of protected path", Held: true})
 			continue
 		}
 		why := "protect"

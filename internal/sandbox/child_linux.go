@@ -123,8 +123,6 @@ func (p *program) initMain() {
 		p.listen()
 	}
 	p.mapIDs()
-	// The supervisor has made the placeholders the mounts need.
-	p.await(msgReady, stepInit)
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepInit, 1, e, ExitSetup)
 	}
@@ -237,7 +235,13 @@ func (p *program) listen() {
 //go:nosplit
 //go:norace
 func (p *program) mount() {
+	ready := false
 	for i := 0; i < len(p.steps); i++ {
+		if !ready && i >= p.readyAt {
+			// The supervisor has made the placeholders the rest needs.
+			p.await(msgReady, stepInit)
+			ready = true
+		}
 		s := &p.steps[i]
 		e := p.step(s)
 		switch {
@@ -250,6 +254,9 @@ func (p *program) mount() {
 		if p.lastFD > fdsBeforeClose {
 			p.closeStepFDs()
 		}
+	}
+	if !ready {
+		p.await(msgReady, stepInit)
 	}
 	p.closeStepFDs()
 }

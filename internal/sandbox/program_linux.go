@@ -42,6 +42,10 @@ type program struct {
 	listenMsg *message
 
 	steps []rawStep
+	// readyAt is the first step of a mount over a placeholder (or
+	// len(steps)): init waits there for the supervisor's word that the
+	// placeholders exist, and makes every mount before it meanwhile.
+	readyAt int
 
 	tty    bool
 	ptmx   *byte
@@ -241,6 +245,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	}
 
 	p.steps = takeSlice[rawStep](a, len(steps))
+	p.readyAt = readyAt(spec.Plan, steps)
 	for i, s := range steps {
 		r := &p.steps[i]
 		r.call, r.ok, r.skip, r.flags, r.mode = s.Call, s.Ok, s.Skip, s.Flags, s.Mode
@@ -299,6 +304,17 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	stack := takeSlice[byte](a, initStack)
 	p.stack = uintptr(unsafe.Pointer(&stack[len(stack)-16])) &^ 15
 	return p, a, nil
+}
+
+// readyAt is the index of the first step of a mount over a placeholder,
+// or len(steps) when there is none.
+func readyAt(plan mount.Plan, steps []mount.Step) int {
+	for i, s := range steps {
+		if s.Mount >= 0 && plan.Mounts[s.Mount].Held {
+			return i
+		}
+	}
+	return len(steps)
 }
 
 // initStack is the size of init's own stack (amd64), in the arena; init
