@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -12,10 +13,11 @@ import (
 )
 
 // startInit clones init into new namespaces with next to none of the
-// supervisor's memory: every private anonymous mapping but the program's
+// supervisor's memory: every private writable mapping but the program's
 // arena and the process stack (argv and environment) is marked
 // MADV_DONTFORK for the clone, so init gets no copy of the Go heap and
-// stacks. After a plain fork each page the supervisor writes first would
+// stacks, nor of the binary's data and BSS (init reads no package-level
+// variable). After a plain fork each page the supervisor writes first would
 // be copied, with a TLB shootdown to the other CPUs running its threads (in
 // a VM an exit per IPI); and the clone copies no page tables for them.
 // Init starts on a stack in the arena (cloneInit) with a thread pointer of
@@ -60,8 +62,19 @@ func initEntry(p *program) {
 
 type mapping struct{ start, len uintptr }
 
-// privateMappings are this process's private anonymous writable mappings
-// (the Go heap, goroutine stacks, BSS) but for the one [lo, hi).
+// special reports whether a mapping named name is the kernel's (the
+// process stack, which holds argv and the environment init overwrites),
+// not the heap's or a named anonymous one's.
+func special(name string) bool {
+	return strings.HasPrefix(name, "[") && name != "[heap]" && !strings.HasPrefix(name, "[anon:")
+}
+
+// privateMappings are this process's private writable mappings (the Go
+// heap, goroutine stacks, the binary's data and BSS) but for the one
+// [lo, hi) and the process stack. The binary's data is one too: a page of
+// it shared with init would be copied, with a TLB shootdown, at the
+// supervisor's first write to it after the clone, and the runtime writes
+// to many.
 func privateMappings(lo, hi uintptr) []mapping {
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
@@ -72,7 +85,7 @@ func privateMappings(lo, hi uintptr) []mapping {
 	for sc.Scan() {
 		// start-end perms offset dev inode [path]
 		f := bytes.Fields(sc.Bytes())
-		if len(f) < 5 || string(f[1]) != "rw-p" || string(f[4]) != "0" || (len(f) > 5 && string(f[5]) != "[heap]") {
+		if len(f) < 5 || string(f[1]) != "rw-p" || (len(f) > 5 && special(string(f[5]))) {
 			continue
 		}
 		se := bytes.SplitN(f[0], []byte("-"), 2)
