@@ -149,12 +149,14 @@ func TestStopUnresponsiveControl(t *testing.T) {
 	}
 	defer deaf.Close()
 
-	r, took := e.runBounded(20*time.Second, "", "network", "list", "-s", id)
-	t.Logf("network list, deaf socket: exit %d in %v: %s", r.code, took.Round(time.Millisecond), strings.TrimSpace(r.stderr))
-	if r.code == 0 || !strings.Contains(r.stderr, "session "+id) || !strings.Contains(r.stderr, "stockade stop -s "+id) {
-		t.Errorf("network list, deaf socket: exit %d %q, want an error naming the session and the fix", r.code, r.stderr)
+	for _, args := range [][]string{{"network", "list", "-s", id}, {"attach", "-s", id}} {
+		r, took := e.runBounded(20*time.Second, "", args...)
+		t.Logf("%s, deaf socket: exit %d in %v: %s", args[0], r.code, took.Round(time.Millisecond), strings.TrimSpace(r.stderr))
+		if r.code == 0 || !strings.Contains(r.stderr, "session "+id) || !strings.Contains(r.stderr, "stockade stop -s "+id) {
+			t.Errorf("%s, deaf socket: exit %d %q, want an error naming the session and the fix", args[0], r.code, r.stderr)
+		}
 	}
-	r, took = e.runBounded(30*time.Second, "", "stop", "-s", id)
+	r, took := e.runBounded(30*time.Second, "", "stop", "-s", id)
 	t.Logf("stop, deaf socket: exit %d in %v: %s", r.code, took.Round(time.Millisecond), strings.TrimSpace(r.stderr))
 	if r.code != 0 || !strings.Contains(r.stdout, id+" stopped") || !strings.Contains(r.stderr, "SIGTERM") {
 		t.Errorf("stop, deaf socket: exit %d %q %q", r.code, r.stdout, r.stderr)
