@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/accept"
 )
 
 // Defaults of the Config fields left zero, and of the wiring.
@@ -22,14 +24,19 @@ const (
 	DefaultAddr            = "127.0.0.1:2376" // inside the sandbox
 	DefaultDummy           = "sk-proxy"
 	DefaultShutdownTimeout = 10 * time.Second
-	maxHeaderBytes         = 64 << 10
-	minKeyLen              = 8
+	// DefaultMaxConns caps the agent's connections open at once: above the
+	// thousand streams an agent that fans out to sub-agents may hold
+	// (TestConcurrentStreams).
+	DefaultMaxConns = 1024
+	maxHeaderBytes  = 64 << 10
+	minKeyLen       = 8
 )
 
 // Audit event names, as internal/audit knows them.
 const (
 	EventRequest = "auth_request"
 	EventDenied  = "auth_denied"
+	EventWarning = "warning"
 )
 
 // Route is where one route forwards and with which key.
@@ -58,6 +65,11 @@ type Config struct {
 	// ShutdownTimeout bounds how long Close waits for requests in flight
 	// (streams included); 0 means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// MaxConns caps the client connections open at once over every
+	// listener; each costs the server a descriptor, and one more upstream.
+	// Connections over it get a 503 (counted, one warning); 0 means
+	// DefaultMaxConns.
+	MaxConns int
 }
 
 // Proxy is the auth proxy of one session. It is an http.Handler, and Serve
@@ -68,6 +80,7 @@ type Proxy struct {
 	names     []string // of routes, sorted
 	transport http.RoundTripper
 	srv       *http.Server
+	clients   *accept.Cap
 }
 
 // route is a configured route with its reverse proxy.
@@ -94,6 +107,9 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Transport == nil {
 		cfg.Transport = defaultTransport()
 	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
 	p := &Proxy{cfg: cfg, routes: map[string]*route{}, transport: cfg.Transport}
 	for name, r := range cfg.Routes {
 		rt, err := p.newRoute(name, r)
@@ -104,6 +120,10 @@ func New(cfg Config) (*Proxy, error) {
 		p.names = append(p.names, name)
 	}
 	slices.Sort(p.names)
+	p.clients = accept.NewCap(cfg.MaxConns, func(max int) {
+		cfg.Audit(EventWarning, map[string]any{"message": fmt.Sprintf(
+			"auth proxy: %d connections open, its cap; further connections are refused and counted until some close", max)})
+	})
 	p.srv = &http.Server{
 		Handler:           p,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -169,12 +189,17 @@ func (p *Proxy) Names() []string { return slices.Clone(p.names) }
 
 // Serve serves the proxy on l until Close; it then returns nil.
 func (p *Proxy) Serve(l net.Listener) error {
-	err := p.srv.Serve(l)
+	msg := fmt.Sprintf("stockade: the auth proxy holds its cap of %d connections; close some and retry", p.clients.Max())
+	err := p.srv.Serve(p.clients.Listen(l, accept.RefuseHTTP(msg)))
 	if err == nil || errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return fmt.Errorf("serving the auth proxy on %s: %w", l.Addr(), err)
 }
+
+// Refused returns how many client connections were refused over the cap,
+// and the cap.
+func (p *Proxy) Refused() (n uint64, max int) { return p.clients.Refused(), p.clients.Max() }
 
 // Close stops accepting, waits up to ShutdownTimeout for requests in flight
 // (streams included) to finish, then cuts the rest. It returns an error

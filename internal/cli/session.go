@@ -93,7 +93,7 @@ func (c *stopCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	sess, err := session.Stop(store, id, c.Timeout)
+	sess, err := session.Stop(store, id, c.Timeout, func(msg string) { fmt.Fprintln(os.Stderr, "stockade: "+msg) })
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/stockade-dev/stockade/internal/accept"
 )
 
 // DNS stub limits.
@@ -60,7 +62,7 @@ func (p *Proxy) ServeDNS(pc net.PacketConn) error {
 			if p.isClosed() {
 				return nil
 			}
-			if isTemporary(err) {
+			if accept.Temporary(err) {
 				continue
 			}
 			return fmt.Errorf("reading DNS questions on %s: %w", pc.LocalAddr(), err)
@@ -86,7 +88,7 @@ func (p *Proxy) ServeDNS(pc net.PacketConn) error {
 
 // ServeDNSTCP answers DNS questions over TCP connections accepted on l.
 func (p *Proxy) ServeDNSTCP(l net.Listener) error {
-	return p.serve(l, p.handleDNSTCP)
+	return p.serve(p.capped(l, nil), p.handleDNSTCP) // DNS over TCP has no refusal: the client retries
 }
 
 func (p *Proxy) handleDNSTCP(c net.Conn) {

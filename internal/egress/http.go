@@ -12,6 +12,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/accept"
 )
 
 // ServeHTTPProxy serves an HTTP proxy on l: CONNECT tunnels and
@@ -28,7 +30,7 @@ func (p *Proxy) ServeHTTPProxy(l net.Listener) error {
 		l.Close()
 		return nil
 	}
-	err := srv.Serve(l)
+	err := srv.Serve(p.capped(l, accept.RefuseHTTP(p.fullMessage())))
 	if errors.Is(err, http.ErrServerClosed) || p.isClosed() {
 		return nil
 	}

@@ -2,21 +2,24 @@ package egress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/accept"
 )
 
 // Defaults of the Config fields left zero.
 const (
 	DefaultIdleTimeout = 5 * time.Minute
 	DefaultDialTimeout = 10 * time.Second
+	// DefaultMaxConns caps the client connections open at once: a browser
+	// holds a few hundred at most, a package manager tens.
+	DefaultMaxConns = 1024
 	// MaxHeaderBytes caps an HTTP request's header and a SOCKS5 or DNS
 	// message is far smaller by construction.
 	MaxHeaderBytes = 64 << 10
@@ -30,6 +33,7 @@ const (
 	EventConnection    = "connection"
 	EventNetworkDenied = "network_denied"
 	EventDNSDenied     = "dns_denied"
+	EventWarning       = "warning"
 )
 
 // Config configures a Proxy.
@@ -51,6 +55,11 @@ type Config struct {
 	// IdleTimeout closes a connection or tunnel idle in both directions for
 	// that long; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// MaxConns caps the client connections open at once over the HTTP,
+	// SOCKS5 and DNS-over-TCP listeners together; each costs the server a
+	// descriptor, two while tunneled. Connections over it are refused
+	// (counted, one warning); 0 means DefaultMaxConns.
+	MaxConns int
 }
 
 // Proxy serves the egress endpoints of one session. Its Serve methods may run
@@ -60,6 +69,7 @@ type Proxy struct {
 	decider *Decider
 	dialer  *Dialer
 	dns     *dnsStub
+	clients *accept.Cap
 	ctx     context.Context // canceled by Close: ends lookups and dials
 	cancel  context.CancelFunc
 
@@ -89,6 +99,9 @@ func New(cfg Config) *Proxy {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
 	p := &Proxy{
 		cfg:       cfg,
 		decider:   &Decider{Rules: cfg.Rules, Resolver: cfg.Resolver, HostAddrs: cfg.HostAddrs, Session: cfg.Session},
@@ -99,7 +112,26 @@ func New(cfg Config) *Proxy {
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.dns = newDNSStub(p)
+	p.clients = accept.NewCap(cfg.MaxConns, func(max int) {
+		p.cfg.Audit(EventWarning, map[string]any{"message": fmt.Sprintf(
+			"egress proxy: %d connections open, its cap; further connections are refused and counted until some close", max)})
+	})
 	return p
+}
+
+// Refused returns how many client connections were refused over the cap,
+// and the cap.
+func (p *Proxy) Refused() (n uint64, max int) { return p.clients.Refused(), p.clients.Max() }
+
+// capped wraps a listener of the proxy under its connection cap.
+func (p *Proxy) capped(l net.Listener, refuse func(net.Conn)) net.Listener {
+	return p.clients.Listen(l, refuse)
+}
+
+// fullMessage is what a client refused over the cap is told.
+func (p *Proxy) fullMessage() string {
+	return fmt.Sprintf("stockade: session %s: the egress proxy holds its cap of %d connections; close some and retry",
+		p.cfg.Session, p.clients.Max())
 }
 
 // Decider returns the proxy's decider, for a server outside this package
@@ -197,23 +229,16 @@ func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) error {
 		return nil
 	}
 	defer p.removeListener(l)
-	var delay time.Duration
 	for {
+		// l is wrapped by accept: it retries running out of descriptors
+		// and returns only when it cannot accept any more.
 		c, err := l.Accept()
 		if err != nil {
 			if p.isClosed() {
 				return nil
 			}
-			if !isTemporary(err) {
-				return fmt.Errorf("accepting connections on %s: %w", l.Addr(), err)
-			}
-			// Out of descriptors or a client gone before accept: wait and
-			// retry, as net/http does, instead of spinning or giving up.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			time.Sleep(delay)
-			continue
+			return fmt.Errorf("accepting connections on %s: %w", l.Addr(), err)
 		}
-		delay = 0
 		if !p.begin() {
 			c.Close()
 			return nil
@@ -228,19 +253,6 @@ func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) error {
 			handle(c)
 		}()
 	}
-}
-
-func isTemporary(err error) bool {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return true
-	}
-	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }
 
 // auditDenied records a refused connection.

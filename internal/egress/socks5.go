@@ -150,7 +150,23 @@ func dialReply(err error) byte {
 // ServeSOCKS5 serves a SOCKS5 proxy on l (no authentication, CONNECT only).
 // It returns nil after Close.
 func (p *Proxy) ServeSOCKS5(l net.Listener) error {
-	return p.serve(l, p.handleSOCKS5)
+	return p.serve(p.capped(l, refuseSOCKS5), p.handleSOCKS5)
+}
+
+// refuseSOCKS5 answers a client over the cap: SOCKS5 has no text, so the
+// request gets "general failure" (the ruleset's "not allowed" is for
+// denials).
+func refuseSOCKS5(c net.Conn) {
+	if _, err := readGreeting(c); err != nil {
+		return
+	}
+	if _, err := c.Write([]byte{socksVersion, socksNoAuth}); err != nil {
+		return
+	}
+	if _, err := readRequest(c); err != nil {
+		return
+	}
+	c.Write(socksReply(repGeneralFailure))
 }
 
 func (p *Proxy) handleSOCKS5(c net.Conn) {

@@ -43,8 +43,10 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 		return nil, nil, fmt.Errorf("resolver %q: %w", p.Resolver, err)
 	}
 	rules := egress.NewRules(mode, allow, block)
+	maxConns, _ := connCaps()
 	px := egress.New(egress.Config{
 		Session: session, Rules: rules, Resolver: resolver, HostAddrs: hostAddrs(), Audit: audit,
+		MaxConns: maxConns,
 	})
 	return px, rules, nil
 }
@@ -108,5 +110,6 @@ func AuthProxy(j Job, audit func(string, map[string]any)) (*authproxy.Proxy, err
 	for _, n := range j.AllowHTTP {
 		allow[n] = true
 	}
-	return authproxy.New(authproxy.Config{Routes: routes, Audit: audit, AllowHTTP: allow})
+	_, maxConns := connCaps()
+	return authproxy.New(authproxy.Config{Routes: routes, Audit: audit, AllowHTTP: allow, MaxConns: maxConns})
 }

@@ -16,12 +16,24 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/stockade-dev/stockade/internal/proc"
 )
 
 // DetachKey detaches an attached terminal: ctrl-].
 const DetachKey = 0x1d
 
-// Dial connects to a running session's control socket and sends req.
+// ControlTimeout bounds each exchange with a session's control socket:
+// connecting, sending the request, reading the answer.
+const ControlTimeout = 5 * time.Second
+
+// ErrNoAnswer is wrapped by Dial's errors when the session's supervisor did
+// not answer at all (as opposed to answering with an error).
+var ErrNoAnswer = errors.New("no answer on the control socket")
+
+// Dial connects to a running session's control socket and sends req. The
+// request and its answer have ControlTimeout; an attached connection then
+// has none.
 func Dial(store Store, id string, req Request) (net.Conn, *bufio.Reader, Response, error) {
 	sess, err := store.Load(id)
 	if err != nil {
@@ -30,20 +42,25 @@ func Dial(store Store, id string, req Request) (net.Conn, *bufio.Reader, Respons
 	if !sess.Active() {
 		return nil, nil, Response{}, fmt.Errorf("session %s is %s, not running", id, sess.Effective())
 	}
-	conn, err := net.DialTimeout("unix", store.Socket(id), 5*time.Second)
-	if err != nil {
-		return nil, nil, Response{}, fmt.Errorf("connecting to session %s: %w", id, err)
+	noAnswer := func(err error) error {
+		return fmt.Errorf("session %s: %w within %s (%v); its supervisor (pid %d) is stuck or out of descriptors: 'stockade stop -s %s' ends it through its process",
+			id, ErrNoAnswer, ControlTimeout, err, sess.PID, id)
 	}
+	conn, err := net.DialTimeout("unix", store.Socket(id), ControlTimeout)
+	if err != nil {
+		return nil, nil, Response{}, noAnswer(err)
+	}
+	conn.SetDeadline(time.Now().Add(ControlTimeout))
 	req.V = Version
 	if err := writeJSONLine(conn, req); err != nil {
 		conn.Close()
-		return nil, nil, Response{}, fmt.Errorf("talking to session %s: %w", id, err)
+		return nil, nil, Response{}, noAnswer(err)
 	}
 	r := bufio.NewReader(conn)
 	line, err := r.ReadBytes('\n')
 	if err != nil {
 		conn.Close()
-		return nil, nil, Response{}, fmt.Errorf("talking to session %s: %w", id, err)
+		return nil, nil, Response{}, noAnswer(err)
 	}
 	var resp Response
 	if err := json.Unmarshal(line, &resp); err != nil || !resp.OK {
@@ -53,12 +70,17 @@ func Dial(store Store, id string, req Request) (net.Conn, *bufio.Reader, Respons
 		}
 		return nil, nil, resp, fmt.Errorf("session %s: %s", id, resp.Error)
 	}
+	conn.SetDeadline(time.Time{})
 	return conn, r, resp, nil
 }
 
 // Stop asks a session to stop and waits (up to timeout) for its supervisor
-// to exit. A session whose supervisor is already gone is marked so.
-func Stop(store Store, id string, timeout time.Duration) (Session, error) {
+// to exit. When the control socket does not answer, Stop sends SIGTERM to
+// the supervisor through a pidfd (verified to be the recorded supervisor,
+// not a reused PID) and tells warn; the supervisor stops the session as it
+// does for a request. A session whose supervisor is already gone is marked
+// so.
+func Stop(store Store, id string, timeout time.Duration, warn func(string)) (Session, error) {
 	sess, err := store.Load(id)
 	if err != nil {
 		return sess, err
@@ -74,33 +96,67 @@ func Stop(store Store, id string, timeout time.Duration) (Session, error) {
 		return store.Load(id)
 	}
 	// Hold a pidfd before asking, so the wait cannot mistake a reused PID.
-	pidfd, perr := unix.PidfdOpen(sess.PID, 0)
-	conn, _, _, err := Dial(store, id, Request{Op: OpStop})
-	if err != nil {
-		if perr == nil {
-			unix.Close(pidfd)
-		}
-		return sess, err
-	}
-	conn.Close()
+	pidfd, perr := openSupervisor(sess)
 	if perr == nil {
 		defer unix.Close(pidfd)
-		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-		deadline := time.Now().Add(timeout)
-		for time.Now().Before(deadline) {
-			n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
-			if err == unix.EINTR {
-				continue
-			}
-			if n > 0 || err != nil {
-				break
-			}
+	}
+	conn, _, _, err := Dial(store, id, Request{Op: OpStop})
+	switch {
+	case err == nil:
+		conn.Close()
+	case errors.Is(err, ErrNoAnswer) && perr == nil:
+		if err := unix.PidfdSendSignal(pidfd, unix.SIGTERM, nil, 0); err != nil {
+			return sess, fmt.Errorf("session %s: signaling its supervisor (pid %d): %w", id, sess.PID, os.NewSyscallError("pidfd_send_signal", err))
 		}
+		warn(fmt.Sprintf("session %s did not answer on its control socket; sent SIGTERM to its supervisor (pid %d)", id, sess.PID))
+	default:
+		return sess, err
+	}
+	if perr == nil {
+		waitExit(pidfd, timeout)
 	}
 	if sess, _ = store.Load(id); sess.Active() {
-		return sess, fmt.Errorf("session %s did not stop within %s", id, timeout)
+		return sess, fmt.Errorf("session %s did not stop within %s; 'kill -KILL %d' ends its supervisor, without the checks at the end of a run", id, timeout, sess.PID)
 	}
 	return sess, nil
+}
+
+// openSupervisor returns a pidfd of the session's supervisor. The start
+// time is read after the pidfd is open and while the process is still
+// alive, so the pidfd cannot be of a process that reused the PID.
+func openSupervisor(sess Session) (int, error) {
+	pidfd, err := unix.PidfdOpen(sess.PID, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("pidfd_open", err)
+	}
+	start := proc.StartTime(sess.PID)
+	if start == "" || start != sess.PIDStart || exited(pidfd) {
+		unix.Close(pidfd)
+		return -1, fmt.Errorf("pid %d is no longer the session's supervisor", sess.PID)
+	}
+	return pidfd, nil
+}
+
+// exited reports whether the process of pidfd has exited.
+func exited(pidfd int) bool {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
+}
+
+// waitExit waits up to timeout for the process of pidfd to exit.
+func waitExit(pidfd int, timeout time.Duration) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		if n > 0 || err != nil {
+			return
+		}
+	}
 }
 
 // Attach connects the terminal in/out to a running session until the user

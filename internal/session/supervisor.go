@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/stockade-dev/stockade/internal/accept"
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
@@ -114,8 +116,19 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		return sandbox.ExitSetup
 	}
 	os.Chmod(sock, 0o600)
-	s.ln = ln
+	// Out of descriptors, the accept loop waits instead of ending: the
+	// session must stay controllable once they are released.
+	s.ln = accept.Listen(ln)
 	go s.accept()
+	// stockade stop signals the supervisor when the socket does not answer.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT)
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			s.requestStop("signal " + unix.SignalName(sig.(unix.Signal)))
+		}
+	}()
 	loosened := cfg.Loosened
 	if loosened == nil {
 		loosened = []string{}
@@ -329,6 +342,7 @@ func (s *supervisor) finish(code int, reason string) {
 		sess.State, sess.Ended, sess.ExitCode, sess.Reason, sess.InitPID = state, &now, &code, reason, 0
 		return nil
 	})
+	s.refusedSummary()
 	s.log(audit.EventStop, map[string]any{"reason": reason, "status": code, "state": string(state)})
 	s.ln.Close()
 	os.Remove(s.cfg.Store.Socket(s.cfg.ID))
@@ -349,6 +363,25 @@ func (s *supervisor) finish(code int, reason string) {
 		case <-timeout:
 			return
 		}
+	}
+}
+
+// refusedSummary records how many connections the proxies refused over
+// their caps: counted, not logged one by one.
+func (s *supervisor) refusedSummary() {
+	logRefused := func(name string, n uint64, max int) {
+		if n > 0 {
+			s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(
+				"%s: refused %d connections over its cap of %d", name, n, max)})
+		}
+	}
+	if s.proxy != nil {
+		n, max := s.proxy.Refused()
+		logRefused("egress proxy", n, max)
+	}
+	if s.auth != nil {
+		n, max := s.auth.Refused()
+		logRefused("auth proxy", n, max)
 	}
 }
 
@@ -481,6 +514,8 @@ func (s *supervisor) input(b []byte) {
 	}
 }
 
+// accept serves the control socket until finish closes it: s.ln retries
+// every other error.
 func (s *supervisor) accept() {
 	for {
 		conn, err := s.ln.Accept()
