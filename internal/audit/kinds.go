@@ -36,6 +36,10 @@ const (
 	EventAuthRequest   = "auth_request"   // provider, method, path, status, model
 	EventAuthDenied    = "auth_denied"    // provider, method, path, reason
 	EventFinding       = "finding"        // kind, path, rule, moved_to, detail: the checks at the end of a run
+	EventSuppressed    = "suppressed"     // event, count, seconds, samples: throttled events counted, not written
+	EventLogEnd        = "log_end"        // reason: the log has ended (cap reached, disk full, a write failed)
+	EventDropped       = "dropped"        // count, reason: events not written after the end
+	EventGap           = "gap"            // bytes, reason: a cut-off line was removed; its event is lost
 )
 
 // kind is what the package knows about one event name.
@@ -44,6 +48,11 @@ type kind struct {
 	security bool
 	// message renders the fields for humans; nil means the generic form.
 	message func(f fields) string
+	// throttle, when set, rate-limits the event: it returns what a
+	// summary shows of one event, and false for one not to throttle.
+	throttle func(f map[string]any) (sample string, ok bool)
+	// final events may use the last of the reserve after the log ended.
+	final bool
 }
 
 // kinds is the event table. Only events that are frequent and carry no
@@ -51,7 +60,7 @@ type kind struct {
 // a lost "tamper" line is the one that mattered.
 var kinds = map[string]kind{
 	EventStart:         {security: true, message: startMessage},
-	EventStop:          {security: true, message: stopMessage},
+	EventStop:          {security: true, message: stopMessage, final: true},
 	EventRestart:       {security: true, message: restartMessage},
 	EventAttach:        {security: true, message: clientMessage("client attached")},
 	EventDetach:        {security: true, message: clientMessage("client detached")},
@@ -59,14 +68,24 @@ var kinds = map[string]kind{
 	EventInitFailure:   {security: true, message: initFailureMessage},
 	EventWarning:       {security: true, message: warningMessage},
 	EventTamper:        {security: true, message: tamperMessage},
-	EventNetworkDenied: {security: true, message: networkDeniedMessage},
-	EventConnection:    {security: false, message: connectionMessage},
+	EventNetworkDenied: {security: true, message: networkDeniedMessage, throttle: hostPortSample},
+	EventConnection:    {security: false, message: connectionMessage, throttle: failedConnectionSample},
 	EventNetworkRule:   {security: true, message: networkRuleMessage},
 	EventDNSDenied:     {security: true, message: dnsDeniedMessage},
 	EventAuthRequest:   {security: false, message: authRequestMessage},
-	EventAuthDenied:    {security: true, message: authDeniedMessage},
+	EventAuthDenied:    {security: true, message: authDeniedMessage, throttle: authDeniedSample},
 	EventFinding:       {security: true, message: findingMessage},
+	EventSuppressed:    {security: true, message: suppressedMessage},
+	EventLogEnd:        {security: true, message: logEndMessage, final: true},
+	EventDropped:       {security: true, message: droppedMessage, final: true},
+	EventGap:           {security: true, message: gapMessage, final: true},
 }
+
+// throttleOf returns the event's throttle, nil when it has none.
+func throttleOf(event string) func(map[string]any) (string, bool) { return kinds[event].throttle }
+
+// isFinal reports whether event may use the last of the reserve.
+func isFinal(event string) bool { return kinds[event].final }
 
 // IsSecurity reports whether event is fsync'd when logged. Unknown events
 // are: a new event that nobody classified must not be the one that is lost.

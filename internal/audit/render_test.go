@@ -12,7 +12,7 @@ import (
 var allEvents = []string{
 	EventStart, EventStop, EventRestart, EventAttach, EventDetach, EventSignal, EventInitFailure,
 	EventWarning, EventTamper, EventNetworkDenied, EventNetworkRule, EventDNSDenied, EventConnection,
-	EventAuthRequest, EventAuthDenied, EventFinding,
+	EventAuthRequest, EventAuthDenied, EventFinding, EventSuppressed, EventLogEnd, EventDropped, EventGap,
 }
 
 func TestKindsTable(t *testing.T) {

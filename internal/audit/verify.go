@@ -39,6 +39,10 @@ type Report struct {
 	LastSeq  uint64 // seq of the last line (0 for an empty log)
 	LastHash string // hash of the last line (64 zeros for an empty log)
 	Problems []Problem
+	// Gaps describe the gap events found: cut-off lines the writer removed
+	// and recorded, so that the chain goes on. They are not problems: the
+	// chain verifies over them, but each stands for an event that was lost.
+	Gaps []string
 }
 
 // OK reports whether the log verified.
@@ -167,6 +171,9 @@ func (v *verifier) line(line []byte, readErr error) {
 		v.add(n, ev.Seq, BadHash, "hash does not match its content")
 	}
 	v.chain(n, ev)
+	if ev.Event == EventGap {
+		v.rep.Gaps = append(v.rep.Gaps, fmt.Sprintf("line %d (seq %d): %s", n, ev.Seq, sanitize(gapMessage(ev.Fields))))
+	}
 	v.unread = 0
 	v.lastSeq, v.lastHash = ev.Seq, ev.Hash
 	v.rep.LastSeq, v.rep.LastHash = ev.Seq, ev.Hash

@@ -34,6 +34,9 @@ func (c *logsCmd) Run() error {
 		if err != nil {
 			return err
 		}
+		for _, g := range rep.Gaps {
+			fmt.Printf("%s: gap recovered at %s\n", path, g)
+		}
 		if rep.OK() {
 			fmt.Printf("%s: %d events, chain intact (last seq %d)\n", path, rep.Lines, rep.LastSeq)
 			return nil

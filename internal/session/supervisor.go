@@ -31,6 +31,10 @@ import (
 // Auditor records the session's events; see package audit.
 type Auditor interface {
 	Log(source, event string, fields map[string]any) error
+	// Ended is closed when the log can no longer take the session's
+	// events; EndReason says why.
+	Ended() <-chan struct{}
+	EndReason() string
 }
 
 // Config is what a supervisor is started with.
@@ -86,6 +90,7 @@ type supervisor struct {
 	proxy      *egress.Proxy
 	rules      *egress.Rules
 	auth       *authproxy.Proxy
+	auditEnd   string // why the audit log ended, "" while it goes on
 	// dropped holds the classes of escape sequences the terminal filter
 	// has dropped and the audit log has recorded, once each.
 	dropped map[termfilter.Class]bool
@@ -168,6 +173,10 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		}
 	}
 
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go s.watchAudit(watchDone)
+
 	cg, report, err := cgroup.New("stockade-"+cfg.ID, cfg.Limits)
 	if err != nil {
 		signalReady(fmt.Errorf("setting up resource limits: %w", err))
@@ -185,7 +194,7 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 	}
 
 	code, reason := s.loop(cg, signalReady)
-	s.finish(code, reason)
+	s.finish(code, s.endReason(reason))
 	return code
 }
 
