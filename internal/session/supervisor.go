@@ -261,7 +261,7 @@ func (s *supervisor) tamperHook() func(tripwire.Change) {
 	}
 	return func(c tripwire.Change) {
 		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "stopping the session"})
-		s.requestStop("tripwire")
+		s.requestStop("tripwire: " + c.String())
 	}
 }
 
