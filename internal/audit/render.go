@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Render is the human form of an event, as `stockade logs` prints it:
@@ -14,9 +15,10 @@ import (
 //	stockade: 2026-11-22T10:00:00Z supervisor: session started: claude in /home/u/proj (loosened: allow_hooks)
 //
 // Known events get a sentence built from their fields; others are shown as
-// `event key=value …`. Control characters and bidirectional overrides (which
-// the agent may have put in a path or host name) are shown escaped, so the
-// output cannot drive the reader's terminal.
+// `event key=value …`. Control characters, bidirectional controls and the
+// characters a terminal shows as nothing (which the agent may have put in a
+// path or host name) are shown escaped, so the output can neither drive the
+// reader's terminal nor hide or reorder what it says.
 func Render(e Event) string {
 	msg := ""
 	if k, ok := kinds[e.Event]; ok && k.message != nil {
@@ -169,23 +171,40 @@ func plainWord(s string) bool {
 	})
 }
 
-// sanitize escapes what a terminal would act on.
+// sanitize escapes what a terminal would act on, and what it would not
+// show: the names come from the sandboxed command, which can make a name
+// look like another, or reorder what follows it on the line.
 func sanitize(s string) string {
-	if !strings.ContainsFunc(s, unsafeRune) {
+	if !strings.ContainsFunc(s, hiddenRune) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case !unsafeRune(r):
+		case !hiddenRune(r):
 			b.WriteRune(r)
 		case r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
 			fmt.Fprintf(&b, `\u%04x`, r)
 		}
 	}
 	return b.String()
+}
+
+// hidden are the classes of characters a terminal acts on or shows as
+// nothing: format characters (Cf: the bidi marks U+200E/F and U+061C, the
+// zero-width characters, U+FEFF, soft hyphen, tags), the line and paragraph
+// separators U+2028/9 (Zl, Zp), every bidi control, and the other default
+// ignorable code points and variation selectors (Hangul fillers, U+180B…).
+var hidden = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp,
+	unicode.Bidi_Control, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector}
+
+// hiddenRune reports whether r is shown escaped.
+func hiddenRune(r rune) bool {
+	return unsafeRune(r) || r >= 0x80 && unicode.In(r, hidden...)
 }
 
 func networkRuleMessage(f fields) string {

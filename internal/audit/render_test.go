@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // allEvents lists every event constant; the table test below keeps it and
@@ -88,6 +89,39 @@ func TestRender(t *testing.T) {
 				t.Errorf("Render:\n got %s\nwant %s", got, want)
 			}
 		})
+	}
+}
+
+// TestRenderHidden: no character of the classes a terminal acts on or
+// shows as nothing reaches the output raw, whichever field holds it.
+func TestRenderHidden(t *testing.T) {
+	listed := []rune{0x2028, 0x2029, 0x200e, 0x200f, 0x061c, 0xfeff, 0x202e, 0x2066, 0x200b, 0x00ad, 0x180e, 0xe0001, 0x3164, 0xfe0f}
+	var all []rune
+	for _, tab := range hidden {
+		for _, r16 := range tab.R16 {
+			for r := rune(r16.Lo); r <= rune(r16.Hi); r += rune(r16.Stride) {
+				all = append(all, r)
+			}
+		}
+		for _, r32 := range tab.R32 {
+			for r := rune(r32.Lo); r <= rune(r32.Hi); r += rune(r32.Stride) {
+				all = append(all, r)
+			}
+		}
+	}
+	for _, r := range append(listed, all...) {
+		if r < 0x20 || r == 0x7f || !utf8.ValidRune(r) {
+			continue // C0 and DEL: TestRender; surrogates cannot be in a string
+		}
+		name := "evil" + string(r) + ".com"
+		ev := Event{Source: SourceEgress, Event: EventNetworkDenied, Fields: map[string]any{"host": name, "reason": name}}
+		if got := Render(ev); strings.ContainsRune(got, r) {
+			t.Errorf("U+%04X is shown raw: %q", r, got)
+		}
+	}
+	ev := Event{Source: SourceEgress, Event: EventNetworkDenied, Fields: map[string]any{"host": "a\u2028b\u200ec\U000e0001d"}}
+	if got, want := Render(ev), `a\u2028b\u200ec\U000e0001d`; !strings.HasSuffix(got, want) {
+		t.Errorf("Render: %q, want it to end in %q", got, want)
 	}
 }
 

@@ -274,7 +274,11 @@ func tamperStop(on bool, log logger) func(tripwire.Change) {
 		return nil
 	}
 	return func(c tripwire.Change) {
-		log.warn("TAMPER: %s %s (%s); stopping", c.Path, c.Kind, c.Detail)
+		if c.Kind == tripwire.Blind {
+			log.warn("TAMPER: %s; stopping", c)
+		} else {
+			log.warn("TAMPER: %s %s (%s); stopping", c.Path, c.Kind, c.Detail)
+		}
 		syscall.Kill(os.Getpid(), syscall.SIGTERM)
 	}
 }

@@ -163,7 +163,7 @@ func Run(j Job, h Hooks) (int, error) {
 		go func() {
 			if err := pr.snap.Watch(ctx, h.OnTamper); err != nil {
 				// Blind is as bad as tampered: the caller stops the run.
-				h.OnTamper(tripwire.Change{Kind: "watch failed", Detail: err.Error()})
+				h.OnTamper(tripwire.Change{Kind: tripwire.Blind, Detail: err.Error()})
 			}
 		}()
 	}

@@ -123,6 +123,7 @@ func (p *program) initMain() {
 		p.listen()
 	}
 	p.mapIDs()
+	p.lowerCounters()
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepInit, 1, e, ExitSetup)
 	}
@@ -147,16 +148,33 @@ func (p *program) initMain() {
 //
 //go:nosplit
 //go:norace
-func (p *program) mapIDs() {
-	for i := range p.idFiles {
-		f := &p.idFiles[i]
+func (p *program) mapIDs() { p.writeFiles(p.idFiles, stepMaps) }
+
+// lowerCounters sets the sandbox's own limits of the per-user counters
+// (counters_linux.go), while init holds CAP_SYS_RESOURCE in its user
+// namespace and /proc/sys is the host's, writable: after the mounts it is
+// read-only. The kernel charges every count to the user's namespace too, so
+// these bound what the sandbox can take of the user's quota.
+//
+//go:nosplit
+//go:norace
+func (p *program) lowerCounters() { p.writeFiles(p.limits, stepCounters) }
+
+// writeFiles writes each file's data, one write each, and reports the
+// first that fails as step.
+//
+//go:nosplit
+//go:norace
+func (p *program) writeFiles(files []idFile, step uint8) {
+	for i := range files {
+		f := &files[i]
 		fd, e := sys(unix.SYS_OPENAT, atFDCWD, ptr(f.path), unix.O_WRONLY|unix.O_CLOEXEC, 0, 0, 0)
 		if e == 0 {
 			_, e = sys(unix.SYS_WRITE, fd, ptr(&f.data[0]), uintptr(len(f.data)), 0, 0, 0)
 			sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
 		}
 		if e != 0 {
-			p.fail(stepMaps, i, e, ExitSetup)
+			p.fail(step, i, e, ExitSetup)
 		}
 	}
 }

@@ -36,6 +36,7 @@ type program struct {
 	name     *byte
 	hostname []byte
 	idFiles  []idFile
+	limits   []idFile // /proc/sys/user counters and their values (counters_linux.go)
 	ifreq    [40]byte // struct ifreq for lo
 
 	listeners []listener
@@ -152,6 +153,7 @@ type rawRule struct {
 const (
 	stepInit uint8 = iota
 	stepMaps
+	stepCounters
 	stepHostname
 	stepNetwork
 	stepMount
@@ -168,7 +170,7 @@ const (
 )
 
 var stepNames = [...]string{
-	stepInit: "init", stepMaps: "user namespace", stepHostname: "hostname", stepNetwork: "network", stepMount: "mount",
+	stepInit: "init", stepMaps: "user namespace", stepCounters: "user limits", stepHostname: "hostname", stepNetwork: "network", stepMount: "mount",
 	stepTerminal: "terminal", stepPlaced: "cgroup", stepCgroupNS: "cgroup namespace",
 	stepChdir: "chdir", stepPids: "pids limit", stepNNP: "no_new_privs", stepLandlock: "landlock",
 	stepCaps: "caps", stepSeccomp: "seccomp", stepExec: "exec",
@@ -220,6 +222,10 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	p.idFiles = takeSlice[idFile](a, len(maps))
 	for i, f := range maps {
 		p.idFiles[i] = idFile{path: a.cstr("/proc/self/" + f.file), data: a.bytes(f.data)}
+	}
+	p.limits = takeSlice[idFile](a, len(host.counters))
+	for i, l := range host.counters {
+		p.limits[i] = idFile{path: a.cstr(l.path), data: a.bytes(strconv.FormatInt(l.value, 10))}
 	}
 	copy(p.ifreq[:], "lo")
 
@@ -355,7 +361,7 @@ func (a *arena) bounds() (uintptr, uintptr) {
 
 // arenaSize is an upper bound for a program's arena.
 func arenaSize(spec Spec, steps []mount.Step, rs landlock.Ruleset, cands []string, filter int) int {
-	n := 16<<10 + initStack + 8*filter + int(unsafe.Sizeof(program{}))
+	n := 16<<10 + initStack + 8*filter + int(unsafe.Sizeof(program{})) + len(counters)*(int(unsafe.Sizeof(idFile{}))+64)
 	strs := func(ss ...string) {
 		for _, s := range ss {
 			n += len(s) + 16
@@ -439,9 +445,10 @@ func handledSignals() uint64 {
 // Landlock ABI and last capability, and the compiled seccomp filter (never
 // written to: each init reads its own copy).
 type facts struct {
-	abi     int
-	lastCap int
-	filter  []seccomp.Instruction
+	abi      int
+	lastCap  int
+	filter   []seccomp.Instruction
+	counters []counterLimit
 }
 
 var hostFacts = sync.OnceValues(func() (facts, error) {
@@ -453,7 +460,10 @@ var hostFacts = sync.OnceValues(func() (facts, error) {
 	if err != nil {
 		return f, err
 	}
-	f.filter, err = seccomp.Compile(seccomp.Default(), arch)
+	if f.filter, err = seccomp.Compile(seccomp.Default(), arch); err != nil {
+		return f, err
+	}
+	f.counters, err = sandboxCounters()
 	return f, err
 })
 
@@ -530,6 +540,12 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 	case stepMaps:
 		file := [...]string{"uid_map", "setgroups", "gid_map"}[min(max(idx, 0), 2)]
 		e.Msg = fmt.Sprintf("writing /proc/self/%s: %v; run 'stockade doctor' for the fix", file, errno)
+	case stepCounters:
+		host, _ := hostFacts()
+		if idx >= 0 && idx < len(host.counters) {
+			e.Path = host.counters[idx].path
+		}
+		e.Msg = counterError(host.counters, idx, errno)
 	case stepHostname:
 		e.Msg = sysErr("sethostname")
 	case stepNetwork:

@@ -68,8 +68,8 @@ func (c *client) close() { c.closed.Do(func() { close(c.done) }) }
 func (s *supervisor) attach(conn *net.UnixConn, r *bufio.Reader, req Request) {
 	c := newClient(conn)
 	s.mu.Lock()
-	if len(s.screen) > 0 {
-		c.send(FrameOutput, append([]byte(nil), s.screen...))
+	if b := s.screen.bytes(); len(b) > 0 {
+		c.send(FrameOutput, b)
 	}
 	s.clients[c] = struct{}{}
 	n := len(s.clients)
@@ -99,7 +99,9 @@ func (s *supervisor) attach(conn *net.UnixConn, r *bufio.Reader, req Request) {
 		}
 		switch typ {
 		case FrameInput:
-			s.input(payload)
+			if s.input(payload) {
+				c.send(FrameOutput, []byte(inputDropped))
+			}
 		case FrameResize:
 			if rows, cols, err := parseSize(payload); err == nil {
 				s.resize(rows, cols)

@@ -81,8 +81,9 @@ type supervisor struct {
 	mu         sync.Mutex
 	clients    map[*client]struct{}
 	master     *os.File
+	in         *inputQueue // the master's input
 	rows, cols uint16
-	screen     []byte // the last scrollback bytes of output
+	screen     ring // the last scrollback bytes of output
 	initPID    int
 	stopping   bool
 	stop       chan struct{} // closed by the first stop request
@@ -283,7 +284,7 @@ func (s *supervisor) tamperHook() func(tripwire.Change) {
 	}
 	return func(c tripwire.Change) {
 		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "stopping the session"})
-		s.requestStop("tripwire")
+		s.requestStop("tripwire: " + c.String())
 	}
 }
 
@@ -425,20 +426,25 @@ func (s *supervisor) requestStop(by string) {
 
 // setMaster takes the master of a newly started command's terminal.
 func (s *supervisor) setMaster(m *os.File) error {
+	q := newInputQueue()
 	s.mu.Lock()
-	s.master = m
+	s.master, s.in = m, q
 	rows, cols := s.rows, s.cols
 	s.mu.Unlock()
 	pty.Setsize(m, &pty.Winsize{Rows: rows, Cols: cols})
+	go q.feed(m)
 	go s.pump(m)
 	return nil
 }
 
 func (s *supervisor) clearMaster() {
 	s.mu.Lock()
-	m := s.master
-	s.master = nil
+	m, q := s.master, s.in
+	s.master, s.in = nil, nil
 	s.mu.Unlock()
+	if q != nil {
+		q.close()
+	}
 	if m != nil {
 		m.Close()
 	}
@@ -462,14 +468,7 @@ func (s *supervisor) pump(m *os.File) {
 		}
 		if len(out) > 0 {
 			s.mu.Lock()
-			s.screen = append(s.screen, out...)
-			if len(s.screen) > scrollback {
-				cut := len(s.screen) - scrollback
-				for cut < len(s.screen) && s.screen[cut]&0xc0 == 0x80 {
-					cut++ // not inside a character: a lone 0x80–0x9F is a C1 control to some terminals
-				}
-				s.screen = append([]byte(nil), s.screen[cut:]...)
-			}
+			s.screen.write(out)
 			for c := range s.clients {
 				if !c.send(FrameOutput, out) {
 					delete(s.clients, c)
@@ -514,13 +513,14 @@ func (s *supervisor) resize(rows, cols uint16) {
 	}
 }
 
-func (s *supervisor) input(b []byte) {
+// input queues b for the command's terminal; it never waits for the
+// command to read. It returns true when b was dropped and the client is to
+// be told.
+func (s *supervisor) input(b []byte) (tell bool) {
 	s.mu.Lock()
-	m := s.master
+	q := s.in
 	s.mu.Unlock()
-	if m != nil {
-		m.Write(b)
-	}
+	return q != nil && q.push(b)
 }
 
 // accept serves the control socket until finish closes it: s.ln retries

@@ -66,6 +66,9 @@ const (
 	Modified     = "modified"      // a file's content or a symlink's target
 	ModeChanged  = "mode changed"  // permission bits (including setuid, setgid, sticky)
 	OwnerChanged = "owner changed" // uid or gid
+	// Blind: the tripwire cannot watch (Path is empty; Detail says why,
+	// with the errno and the limit to raise).
+	Blind = "cannot watch"
 )
 
 // Change is one difference between a Snapshot and the current state.
@@ -76,6 +79,9 @@ type Change struct {
 }
 
 func (c Change) String() string {
+	if c.Kind == Blind {
+		return "the tripwire " + c.Kind + ": " + c.Detail
+	}
 	if c.Detail == "" {
 		return c.Path + ": " + c.Kind
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +43,10 @@ const selfEvents = unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_IGNORED
 func (s *Snapshot) Watch(ctx context.Context, onChange func(Change)) error {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
+		if errors.Is(err, unix.EMFILE) {
+			err = fmt.Errorf("%w, EMFILE (%s)", err, userLimit("max_inotify_instances", "max_user_instances",
+				"the user's inotify instances may all be taken (or this process's descriptors): close what holds them (editors' file watchers, tail -f)"))
+		}
 		return fmt.Errorf("starting the tripwire: %w", os.NewSyscallError("inotify_init1", err))
 	}
 	// A non-blocking descriptor in an os.File is read through the runtime's
@@ -125,7 +130,8 @@ func (w *watcher) add(path string, t target, onlyDir bool) error {
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOSPC) {
-			err = fmt.Errorf("%w (the user's fs.inotify.max_user_watches is reached)", err)
+			err = fmt.Errorf("%w, ENOSPC (%s)", err, userLimit("max_inotify_watches", "max_user_watches",
+				"the user's inotify watches are all taken: close what holds them (editors' file watchers)"))
 		}
 		return fmt.Errorf("watching %s: %w", path, os.NewSyscallError("inotify_add_watch", err))
 	}
@@ -254,4 +260,15 @@ func (w *watcher) event(t target, mask uint32, name string, dirty map[*root]bool
 		return false, w.armTree(t.r, filepath.Join(t.dir, name), 0)
 	}
 	return t.dir == t.r.real && mask&selfEvents != 0, nil
+}
+
+// userLimit names the user's limit that an inotify call ran into: the file
+// of /proc/sys/user with its value, and the sysctl that raises it.
+func userLimit(file, sysctl, what string) string {
+	path := "/proc/sys/user/" + file
+	val := "unknown"
+	if b, err := os.ReadFile(path); err == nil {
+		val = strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%s, or raise the limit %s = %s: sysctl fs.inotify.%s=N", what, path, val, sysctl)
 }

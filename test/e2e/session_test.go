@@ -371,3 +371,28 @@ func TestRacingInvocations(t *testing.T) {
 		t.Errorf("session.json after the race: %v %q", err, raw)
 	}
 }
+
+// TestDetachUnreadInput: a command that never reads its input, and a paste
+// of 1 MiB (lines, so that the terminal's buffer fills and a write to it
+// blocks): the supervisor queues 64 KiB, drops the rest with a notice, and
+// ctrl-] still detaches. Before, its blocking write to the pty stopped it
+// reading the client, and the user's terminal stayed stuck in raw mode.
+func TestDetachUnreadInput(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sh", "-c", `echo "never reading"; exec sleep 1000`)
+	m := newTmux(t, e, 100, 30, fmt.Sprintf("%s attach -s %s", bin, id))
+	m.waitScreen("never reading")
+	paste := filepath.Join(t.TempDir(), "paste")
+	os.WriteFile(paste, []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", 1<<20/100)), 0o644)
+	m.run("load-buffer", paste)
+	m.run("paste-buffer")
+	m.waitScreen("input dropped")
+	m.run("send-keys", "C-]")
+	m.waitScreen("detached from session " + id)
+	m.waitScreen("exit=0")
+	if got := e.session(id).Effective; got != "running" {
+		t.Fatalf("after detach the session is %s", got)
+	}
+	e.run("", nil, "stop", "-s", id)
+}

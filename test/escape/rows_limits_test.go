@@ -1,6 +1,11 @@
 package escape
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
 
 // limitsRows: a project's .stockade.json is the repository's, so the
 // attacker's: it may set only inert variables and only lower limits (issue 9
@@ -40,6 +45,27 @@ var limitsRows = []row{
 		want: "ran", refusedUser: "or drop --memory"},
 	{name: "limits_explicit_cpus", flags: []string{"--cpus", "1"}, args: sh("echo ran"),
 		want: "ran", refusedUser: "or drop --cpus"},
+
+	// The kernel counts inotify instances per user and charges a user
+	// namespace's count to its parents: a sandbox without limits of its own
+	// takes the user's whole quota (issue 10 §4). It gets a quarter of the
+	// user's limit, and cannot raise it (no capability, /proc/sys read-only).
+	{name: "inotify_instances_user_quota", args: probe("inotify-instances", fmt.Sprint(userLimit("max_inotify_instances")/4)),
+		want: "DENIED EMFILE"},
+	{name: "inotify_watches_user_quota", args: sh("cat /proc/sys/user/max_inotify_watches"),
+		want: fmt.Sprint(userLimit("max_inotify_watches") / 4)},
+	{name: "user_namespaces_user_quota", args: sh("cat /proc/sys/user/max_user_namespaces"), want: "0"},
+}
+
+// userLimit is the host's /proc/sys/user limit name (the user's quota): the
+// battery runs as root and as the test user, whose limits are the same.
+func userLimit(name string) int {
+	b, err := os.ReadFile("/proc/sys/user/" + name)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
 }
 
 // refused is the want of a row whose start must be refused for every runner.

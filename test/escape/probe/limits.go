@@ -24,6 +24,32 @@ func init() {
 	// ENOSPC; more than BYTES written in all is an escape. Stops at BYTES
 	// plus a chunk, so an unbounded tmpfs cannot take the host's memory.
 	register("fill", -1, fill)
+	// inotify-instances MAX: takes inotify instances until the kernel
+	// refuses; more than MAX taken is an escape (the sandbox used up the
+	// user's quota, which the user's editors and tail -f share).
+	register("inotify-instances", 1, inotifyInstances)
+}
+
+func inotifyInstances(args []string) error {
+	max, err := strconv.Atoi(args[0])
+	if err != nil || max <= 0 {
+		return fmt.Errorf("usage: inotify-instances MAX")
+	}
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		if fds = append(fds, fd); len(fds) > max {
+			return found(fmt.Sprintf("took %d inotify instances, over %d", len(fds), max))
+		}
+	}
 }
 
 func budgetArgs(args []string) (int64, []string, error) {
