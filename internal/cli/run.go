@@ -146,6 +146,7 @@ func (c *runCmd) run() error {
 	code, err := job.Run(j, job.Hooks{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
 		TTY: con.TTY, OnPTY: con.Attach, Ready: ready, OnStart: cg.Add, Placer: cg, OnStarted: con.Started,
+		Gone: func() { go cg.Close() }, // beside the checks; the deferred Close waits for it
 		Warn: log.warn, Debug: log.debugJSON,
 		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
 		OnFinding: log.finding, Serve: serve, GitChecked: gitReport(log),

@@ -64,8 +64,12 @@ type Hooks struct {
 	Placer    sandbox.ThreadPlacer // init starts in its cgroup (sandbox.Options.Placer)
 	OnStarted func()               // init holds its stdio
 	OnCommand func()               // the command is running
-	Warn      func(format string, args ...any)
-	Debug     func(what string, v any)
+	// Gone runs once init has closed its end (the sandbox is gone but
+	// for the kernel's teardown), before the checks at the end are
+	// waited for: the cgroup can go meanwhile.
+	Gone  func()
+	Warn  func(format string, args ...any)
+	Debug func(what string, v any)
 	// Snapshot takes a tripwire snapshot of the protected and masked host
 	// paths before the command starts and restores it after the sandbox is
 	// gone; Restored hears what was put back.
@@ -167,7 +171,11 @@ func Run(j Job, h Hooks) (int, error) {
 			}
 		}()
 	}
-	return sb.Wait()
+	code, err := sb.Wait()
+	if h.Gone != nil {
+		h.Gone()
+	}
+	return code, err
 }
 
 // prepared is what Run makes on the host before init starts: the plan, and
