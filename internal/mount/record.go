@@ -78,22 +78,45 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := rs.write(id, record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps}); err != nil {
+	mine := record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps}
+	if err := rs.write(id, mine); err != nil {
 		rs.release(id, record{Placeholders: ps})
 		return nil, nil, err
 	}
+	written, stamped := rs.stamp(id)
 	return ps, func() error {
 		unlock, err := rs.lock()
 		if err != nil {
 			return err
 		}
 		defer unlock()
-		r, err := rs.read(id)
-		if err != nil {
-			r.Placeholders = ps
+		// Another sandbox rewrites this record only to hand a
+		// placeholder over (a new file each time): if it is still the
+		// one written above, it says what mine says.
+		r := mine
+		if now, ok := rs.stamp(id); !stamped || !ok || now != written {
+			if r, err = rs.read(id); err != nil {
+				r.Placeholders = ps
+			}
 		}
 		return rs.release(id, r)
 	}, nil
+}
+
+// stamp tells one version of the record of id from another: a record is
+// only ever replaced whole, by a rename.
+func (rs Records) stamp(id string) (stamp, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(rs.Dir, id+".json"), &st); err != nil {
+		return stamp{}, false
+	}
+	return stamp{st.Ino, st.Ctim, st.Size}, true
+}
+
+type stamp struct {
+	ino  uint64
+	ctim unix.Timespec
+	size int64
 }
 
 // Live are the placeholders that live sandboxes own, by path: a scan finds
