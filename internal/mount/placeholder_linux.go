@@ -283,3 +283,8 @@ func sameContent(dirfd int, name, full string) bool {
 	n, _ := unix.Read(fd, buf)
 	return string(buf[:n]) == want
 }
+
+// renameNoReplace renames from to to, failing if to exists.
+func renameNoReplace(from, to string) error {
+	return unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+}

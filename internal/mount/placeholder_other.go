@@ -25,3 +25,5 @@ func (s Stash) take(Placeholder, parents) (Placeholder, error) { return Placehol
 
 // Unchanged reports false here.
 func Unchanged(Placeholder) bool { return false }
+
+func renameNoReplace(string, string) error { return errNotSupported }

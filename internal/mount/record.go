@@ -221,7 +221,7 @@ const spare = ".spare"
 // is none. Held under lock.
 func (rs Records) retire(id string) {
 	name := filepath.Join(rs.Dir, id+".json")
-	if unix.Renameat2(unix.AT_FDCWD, name, unix.AT_FDCWD, filepath.Join(rs.Dir, spare), unix.RENAME_NOREPLACE) != nil {
+	if renameNoReplace(name, filepath.Join(rs.Dir, spare)) != nil {
 		os.Remove(name)
 	}
 }
@@ -273,7 +273,7 @@ func (rs Records) write(id string, r record) error {
 	tmp := filepath.Join(rs.Dir, "."+id+".tmp")
 	// The spare, if any, is written over rather than a file made (it is
 	// only ever renamed under the lock, which the caller holds).
-	unix.Renameat2(unix.AT_FDCWD, filepath.Join(rs.Dir, spare), unix.AT_FDCWD, tmp, unix.RENAME_NOREPLACE)
+	renameNoReplace(filepath.Join(rs.Dir, spare), tmp)
 	if err := overwrite(tmp, b); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("recording placeholders: %w", err)
