@@ -121,9 +121,10 @@ type ThreadPlacer interface {
 // Options are the host-side settings of one sandbox run.
 type Options struct {
 	Stdin, Stdout, Stderr *os.File
-	// BeforeMounts runs once init exists; init builds the filesystem
-	// view only after it returns, so the placeholders the plan binds may be
-	// made meanwhile. An error stops the sandbox.
+	// BeforeMounts runs once init exists; init makes no step of a mount
+	// marked Held (one over a placeholder) before it returns, so the
+	// placeholders the plan binds may be made meanwhile; the other mounts
+	// it makes meanwhile. An error stops the sandbox.
 	BeforeMounts func() error
 	// BeforeCommand runs before init may start the command; an error stops
 	// the sandbox.
