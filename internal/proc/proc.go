@@ -12,9 +12,16 @@ import (
 // time recorded earlier is the same process: PIDs are reused, start times of
 // a reused PID differ.
 func StartTime(pid int) string {
+	_, start := stat(pid)
+	return start
+}
+
+// stat returns the state (R, S, Z, ...) and start time of pid, or "" for
+// both when it is gone.
+func stat(pid int) (state, start string) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	// The command name (field 2) may contain spaces and parentheses;
 	// fields are counted after its last ')'.
@@ -24,12 +31,19 @@ func StartTime(pid int) string {
 	}
 	f := strings.Fields(s)
 	if len(f) < 20 {
-		return ""
+		return "", ""
 	}
-	return f[19]
+	return f[0], f[19]
 }
 
-// Alive reports whether pid is still the process that had start time start.
+// Alive reports whether pid is still the process that had start time
+// start, and has not exited (a zombie is not alive).
 func Alive(pid int, start string) bool {
-	return pid > 0 && start != "" && StartTime(pid) == start
+	if pid <= 0 || start == "" {
+		return false
+	}
+	// A zombie runs nothing again: its parent may never reap it (an init
+	// that does not), and what it left must not wait for that.
+	state, now := stat(pid)
+	return now == start && state != "Z" && state != "X"
 }
