@@ -195,6 +195,15 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 	}
 
 	code, reason := s.loop(cg, signalReady)
+	// The proxies finish what they were serving, and log it, before the
+	// stop event ends the log: a command that exits as soon as its last
+	// reply arrives leaves the auth proxy's event for that reply to come.
+	if s.auth != nil {
+		s.auth.Close()
+	}
+	if s.proxy != nil {
+		s.proxy.Close()
+	}
 	s.finish(code, s.endReason(reason))
 	return code
 }
