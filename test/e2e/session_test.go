@@ -387,7 +387,9 @@ func TestDetachUnreadInput(t *testing.T) {
 	os.WriteFile(paste, []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", 1<<20/100)), 0o644)
 	m.run("load-buffer", paste)
 	m.run("paste-buffer")
-	m.waitScreen("input dropped")
+	// The terminal's echo of what was queued before the drop may still be
+	// on its way and scroll the notice off the screen.
+	m.waitHistory("input dropped")
 	m.run("send-keys", "C-]")
 	m.waitScreen("detached from session " + id)
 	m.waitScreen("exit=0")

@@ -50,9 +50,21 @@ func (m *tmux) run(args ...string) string {
 // readiness signal to wait on.
 func (m *tmux) waitScreen(want string) string {
 	m.t.Helper()
+	return m.wait(want, "capture-pane", "-p")
+}
+
+// waitHistory is waitScreen over the pane's scrollback too: for a line
+// that later output may scroll off the screen before the poll sees it.
+func (m *tmux) waitHistory(want string) string {
+	m.t.Helper()
+	return m.wait(want, "capture-pane", "-p", "-S", "-")
+}
+
+func (m *tmux) wait(want string, capture ...string) string {
+	m.t.Helper()
 	var screen string
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
-		screen = m.run("capture-pane", "-p")
+		screen = m.run(capture...)
 		if strings.Contains(screen, want) {
 			return screen
 		}
