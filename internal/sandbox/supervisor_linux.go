@@ -27,7 +27,7 @@ var ErrNoUserNS = errors.New("cannot create a user namespace")
 
 // Sandbox is a running sandbox init.
 type Sandbox struct {
-	proc  *os.Process
+	proc  *initProc
 	opt   Options
 	spec  Spec
 	steps []mount.Step
@@ -112,14 +112,7 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 		}
 		return nil, fmt.Errorf("starting sandbox init: %w", err)
 	}
-	if s.proc, err = os.FindProcess(pid); err != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		var ws unix.WaitStatus
-		unix.Wait4(pid, &ws, 0, nil)
-		s.sync.Close()
-		s.arena.free()
-		return nil, err
-	}
+	s.proc = newInitProc(pid)
 	forwardTo.Store(s.proc)
 	if err := s.setup(pid); err != nil {
 		_, err := s.Abort(err)
@@ -129,7 +122,7 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 }
 
 // forwardTo is the init the signals a user sends stockade go to.
-var forwardTo atomic.Pointer[os.Process]
+var forwardTo atomic.Pointer[initProc]
 
 // forwardSignals catches the signals a user sends to stop or poke the
 // command and passes each to the init of the running sandbox: one that
@@ -145,7 +138,7 @@ var forwardSignals = sync.OnceFunc(func() {
 	go func() {
 		for sig := range sigs {
 			if p := forwardTo.Load(); p != nil {
-				p.Signal(sig)
+				p.Signal(sig.(syscall.Signal))
 				continue
 			}
 			signal.Reset(sig)
@@ -327,7 +320,7 @@ func (s *Sandbox) Wait() (int, error) {
 		}()
 		return s.code, nil
 	}
-	st, werr := s.proc.Wait()
+	ws, werr := s.proc.Wait()
 	s.arena.free()
 	if e != nil {
 		return e.Code, e
@@ -335,8 +328,8 @@ func (s *Sandbox) Wait() (int, error) {
 	if werr != nil {
 		return ExitSetup, fmt.Errorf("waiting for sandbox init: %w", werr)
 	}
-	code := st.ExitCode()
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	code := ws.ExitStatus()
+	if ws.Signaled() {
 		code = ExitSignalBase + int(ws.Signal())
 	}
 	return code, nil
