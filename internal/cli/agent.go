@@ -16,6 +16,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/rcfile"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // agentCmd runs a known agent with its profile. It is run with the
@@ -106,7 +107,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		j.Auth[name] = job.AuthRoute{Upstream: r.Upstream.String(), Key: r.Key, Style: r.Style}
 	}
 	j.AllowHTTP = allowHTTP
-	for k, v := range authproxy.SandboxEnv(routes, "http://"+agent.AuthAddr, agent.DummyKey) {
+	for k, v := range authproxy.SandboxEnv(routes, sandboxnet.AuthURL, sandboxnet.DummyKey) {
 		j.Env = setEnv(j.Env, k, v)
 	}
 	if len(in.PathDirs) > 0 {
