@@ -34,7 +34,7 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 
 // ServeWith returns a Hooks.Serve that serves the listeners with px, and
 // the auth listener with auth (nil: nobody listens there, so a connection
-// to 127.0.0.1:2376 is refused).
+// to sandboxnet.AuthAddr is refused).
 func ServeWith(px *egress.Proxy, auth *authproxy.Proxy) func(Listeners) {
 	return func(ls Listeners) {
 		go px.ServeHTTPProxy(ls.HTTP)
