@@ -9,13 +9,9 @@ package agent
 import (
 	"slices"
 	"strings"
+
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
-
-// DummyKey is the only key the agent ever sees.
-const DummyKey = "sk-proxy"
-
-// AuthAddr is where the auth proxy listens inside the sandbox.
-const AuthAddr = "127.0.0.1:2376"
 
 // Profile describes one agent CLI.
 type Profile struct {
@@ -24,7 +20,7 @@ type Profile struct {
 	Package string // npm package, for the install hint
 	// Routes are the auth proxy routes the agent talks to; RouteEnv sets,
 	// per route, the variables that point the CLI at the proxy ({{base}}
-	// is http://127.0.0.1:2376/<route>, {{key}} the dummy key).
+	// is sandboxnet.AuthURL/<route>, {{key}} sandboxnet.DummyKey).
 	Routes []string
 	// Env is set inside as is: telemetry and auto-update off, and the
 	// like. The route variables (base URL, dummy key) come from the auth
@@ -52,7 +48,7 @@ check_for_update_on_startup = false
 
 [model_providers.stockade]
 name = "OpenAI through the stockade auth proxy"
-base_url = "http://` + AuthAddr + `/openai/v1"
+base_url = "` + sandboxnet.AuthURL + `/openai/v1"
 env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 supports_websockets = false
@@ -68,8 +64,8 @@ enabled = false`
 
 // opencodeConfig points OpenCode's providers at the auth proxy.
 const opencodeConfig = `{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled", ` +
-	`"provider": {"anthropic": {"options": {"baseURL": "http://` + AuthAddr + `/anthropic/v1"}}, ` +
-	`"openai": {"options": {"baseURL": "http://` + AuthAddr + `/openai/v1"}}}}`
+	`"provider": {"anthropic": {"options": {"baseURL": "` + sandboxnet.AuthURL + `/anthropic/v1"}}, ` +
+	`"openai": {"options": {"baseURL": "` + sandboxnet.AuthURL + `/openai/v1"}}}}`
 
 // Profiles are the agents stockade knows by name.
 var Profiles = map[string]Profile{

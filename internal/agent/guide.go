@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // GuideInput is what the guide says about the sandbox; only what is true
@@ -52,7 +54,7 @@ func Guide(in GuideInput) string {
 	}
 	if len(in.Routes) > 0 {
 		fmt.Fprintf(&b, "\nModel API keys: the %s key in your environment is a placeholder that only works through the local proxy at http://%s; the real key is kept outside the sandbox.\n",
-			strings.Join(in.Routes, ", "), AuthAddr)
+			strings.Join(in.Routes, ", "), sandboxnet.AuthAddr)
 	}
 	return b.String()
 }

@@ -13,8 +13,8 @@
 //		Routes: routes,
 //		Audit:  func(ev string, f map[string]any) { w.Log(audit.SourceAuthProxy, ev, f) },
 //	})
-//	go p.Serve(ln) // ln: 127.0.0.1:2376 created by init inside the namespace
-//	sandboxEnv := authproxy.SandboxEnv(routes, "http://127.0.0.1:2376", authproxy.DefaultDummy)
+//	go p.Serve(ln) // ln: sandboxnet.AuthAddr, created by init inside the namespace
+//	sandboxEnv := authproxy.SandboxEnv(routes, sandboxnet.AuthURL, sandboxnet.DummyKey)
 //	...
 //	p.Close() // waits for streams, up to ShutdownTimeout
 //

@@ -17,12 +17,11 @@ import (
 	"time"
 
 	"github.com/stockade-dev/stockade/internal/accept"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // Defaults of the Config fields left zero, and of the wiring.
 const (
-	DefaultAddr            = "127.0.0.1:2376" // inside the sandbox
-	DefaultDummy           = "sk-proxy"
 	DefaultShutdownTimeout = 10 * time.Second
 	// DefaultMaxConns caps the agent's connections open at once: above the
 	// thousand streams an agent that fans out to sub-agents may hold
@@ -50,7 +49,7 @@ type Route struct {
 type Config struct {
 	// Routes maps a route name from the table (Names) to its upstream and key.
 	Routes map[string]Route
-	// Dummy is the key the sandbox holds; "" means DefaultDummy.
+	// Dummy is the key the sandbox holds; "" means sandboxnet.DummyKey.
 	Dummy string
 	// Audit receives one event per request, from many goroutines at once;
 	// nil discards them.
@@ -93,7 +92,7 @@ type route struct {
 // New checks cfg and returns a Proxy.
 func New(cfg Config) (*Proxy, error) {
 	if cfg.Dummy == "" {
-		cfg.Dummy = DefaultDummy
+		cfg.Dummy = sandboxnet.DummyKey
 	}
 	if !printable(cfg.Dummy) {
 		return nil, errors.New("configuring the auth proxy: the dummy key must be printable ASCII without spaces")

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // denial is a refused request: what the agent is told and what is logged.
@@ -66,7 +68,7 @@ func (p *Proxy) localAddr(r *http.Request) string {
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		return a.String()
 	}
-	return DefaultAddr
+	return sandboxnet.AuthAddr
 }
 
 func (p *Proxy) hostAllowed(r *http.Request) bool {

@@ -11,10 +11,12 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/agent"
 	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/rcfile"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // agentCmd runs a known agent with its profile. It is run with the
@@ -105,7 +107,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		j.Auth[name] = job.AuthRoute{Upstream: r.Upstream.String(), Key: r.Key, Style: r.Style}
 	}
 	j.AllowHTTP = allowHTTP
-	for k, v := range authproxy.SandboxEnv(routes, "http://"+agent.AuthAddr, agent.DummyKey) {
+	for k, v := range authproxy.SandboxEnv(routes, sandboxnet.AuthURL, sandboxnet.DummyKey) {
 		j.Env = setEnv(j.Env, k, v)
 	}
 	if len(in.PathDirs) > 0 {
@@ -118,8 +120,8 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	}
 	guide := agent.Guide(agent.GuideInput{
 		Session: j.ID, Workdir: j.Policy.Workdir, Home: j.Home, RW: j.Policy.RW,
-		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: j.Policy.AgentAllow,
-		Blocked: j.Policy.AgentBlock, Routes: p.Routes, Protects: j.Policy.Protect,
+		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: ruleStrings(j.Policy.AgentAllow),
+		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: p.Routes, Protects: j.Policy.Protect,
 	})
 	if p.GuideFile != "" {
 		if err := h.WriteGuide(p.GuideFile, guide); err != nil {
@@ -190,4 +192,13 @@ func getEnv(env []string, k string) string {
 		}
 	}
 	return ""
+}
+
+// ruleStrings writes rules as the user writes them.
+func ruleStrings(rules []egress.Rule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.String()
+	}
+	return out
 }

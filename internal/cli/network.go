@@ -61,7 +61,11 @@ func printRules(store session.Store, id string, req session.Request) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "LIST\tRULE")
 	for _, r := range resp.Rules {
-		fmt.Fprintf(w, "%s\t%s\n", r.List, r.Rule)
+		if r.LiftsFloor {
+			fmt.Fprintf(w, "%s\t%s\tLOOSENED: %s\n", r.List, r.Rule, floorLifted)
+		} else {
+			fmt.Fprintf(w, "%s\t%s\n", r.List, r.Rule)
+		}
 	}
 	return w.Flush()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
@@ -206,7 +207,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		"HOME": home, "TMPDIR": "/tmp", "STOCKADE_SANDBOX": "1", "STOCKADE_ID": id,
 	}
 	if r.Policy.Network == "proxy" {
-		for k, v := range proxyEnv {
+		for k, v := range sandboxnet.ProxyEnv() {
 			extra[k] = v
 		}
 	}
@@ -282,13 +283,4 @@ func tamperStop(on bool, log logger) func(tripwire.Change) {
 		}
 		syscall.Kill(os.Getpid(), syscall.SIGTERM)
 	}
-}
-
-// proxyEnv points the tools in the sandbox at the proxies (both spellings:
-// curl and Go read the lower case, others the upper).
-var proxyEnv = map[string]string{
-	"HTTP_PROXY": "http://127.0.0.1:3128", "HTTPS_PROXY": "http://127.0.0.1:3128",
-	"http_proxy": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128",
-	"ALL_PROXY": "socks5h://127.0.0.1:1080", "all_proxy": "socks5h://127.0.0.1:1080",
-	"NO_PROXY": "localhost,127.0.0.1,::1", "no_proxy": "localhost,127.0.0.1,::1",
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
-	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/seccomp"
@@ -27,6 +26,10 @@ type enforcement struct {
 	Downgrades []string `json:"downgrades"`
 	Loosenings []string `json:"loosenings"`
 }
+
+// floorLifted is what a LOOSENED line says of an allow rule that
+// egress.Rule.LiftsFloor reports.
+const floorLifted = "lifts the floor for the private, loopback, link-local or metadata addresses it covers"
 
 // pidsLimit says how the pids limit of r is enforced. For a user other than
 // root it is RLIMIT_NPROC in the sandbox's own user namespace (see
@@ -86,8 +89,8 @@ func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement
 	abi := landlock.ABI()
 	e := enforcement{Loosenings: r.Warnings(home, os.Getuid())}
 	for _, rule := range r.Policy.AgentAllow {
-		if r.Policy.Network == "proxy" && job.LiftsFloor(rule) {
-			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: lifts the private-range floor for that address", rule))
+		if r.Policy.Network == "proxy" && rule.LiftsFloor() {
+			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: %s", rule, floorLifted))
 		}
 	}
 	e.Layers = append(e.Layers,

@@ -13,9 +13,9 @@
 //		HostAddrs: hostAddrs, // from net.InterfaceAddrs
 //		Audit: func(ev string, f map[string]any) { w.Log(audit.SourceEgress, ev, f) },
 //	})
-//	go p.ServeHTTPProxy(httpLn) // 127.0.0.1:3128 inside
-//	go p.ServeSOCKS5(socksLn)   // 127.0.0.1:1080
-//	go p.ServeDNS(dnsUDP)       // 127.0.0.1:53
+//	go p.ServeHTTPProxy(httpLn) // sandboxnet.HTTPProxyAddr inside
+//	go p.ServeSOCKS5(socksLn)   // sandboxnet.SOCKS5Addr
+//	go p.ServeDNS(dnsUDP)       // sandboxnet.DNSAddr
 //	go p.ServeDNSTCP(dnsTCP)
 //	...
 //	rules.Allow(r) // from the control API; applies to the next connection

@@ -58,6 +58,50 @@ var (
 	teredo    = pfx("2001::/32")
 )
 
+// embedding is where one form of IPv6 carries an IPv4 address: the 32 bits
+// from bit offset of the addresses in within, inverted when invert is set.
+type embedding struct {
+	within netip.Prefix
+	offset int
+	invert bool
+	how    string
+}
+
+// embeddings are the IPv4 addresses an IPv6 address may carry: the last 32
+// bits of NAT64 (RFC 6052), bits 16–47 of 6to4 (RFC 3056), and for Teredo
+// (RFC 4380) the server (bits 32–63) and the client (the last 32 bits,
+// inverted). IPv4-mapped addresses need no row: every address is unmapped
+// before it is checked. IPv4-compatible ones (::/96) are in floorTable.
+var embeddings = []embedding{
+	{nat64, 96, false, "NAT64"},
+	{sixToFour, 16, false, "6to4"},
+	{teredo, 32, false, "Teredo server"},
+	{teredo, 96, true, "Teredo client"},
+}
+
+// field returns the IPv4 address e carries in a.
+func (e embedding) field(a netip.Addr) netip.Addr {
+	b := a.As16()
+	v := binary.BigEndian.Uint32(b[e.offset/8:])
+	if e.invert {
+		v = ^v
+	}
+	var out [4]byte
+	binary.BigEndian.PutUint32(out[:], v)
+	return netip.AddrFrom4(out)
+}
+
+// withField returns a with v in the field of e.
+func (e embedding) withField(a, v netip.Addr) netip.Addr {
+	b, f := a.As16(), v.As4()
+	n := binary.BigEndian.Uint32(f[:])
+	if e.invert {
+		n = ^n
+	}
+	binary.BigEndian.PutUint32(b[e.offset/8:], n)
+	return netip.AddrFrom16(b)
+}
+
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
 // floorReason returns why a is in the floor, or "" when it is not. a must be
@@ -96,25 +140,78 @@ type embedded struct {
 	how  string
 }
 
-// embeddedV4 returns the IPv4 addresses an IPv6 address carries: the last 32
-// bits of NAT64 (RFC 6052), bits 16–47 of 6to4 (RFC 3056), and for Teredo
-// (RFC 4380) the server (bits 32–63) and the client (the last 32 bits,
-// inverted).
+// embeddedV4 returns the IPv4 addresses an IPv6 address carries (see
+// embeddings).
 func embeddedV4(a netip.Addr) []embedded {
 	if !a.Is6() {
 		return nil
 	}
-	b := a.As16()
-	v4 := func(p []byte) netip.Addr { return netip.AddrFrom4([4]byte(p)) }
-	switch {
-	case nat64.Contains(a):
-		return []embedded{{v4(b[12:16]), "NAT64"}}
-	case sixToFour.Contains(a):
-		return []embedded{{v4(b[2:6]), "6to4"}}
-	case teredo.Contains(a):
-		var client [4]byte
-		binary.BigEndian.PutUint32(client[:], ^binary.BigEndian.Uint32(b[12:16]))
-		return []embedded{{v4(b[4:8]), "Teredo server"}, {netip.AddrFrom4(client), "Teredo client"}}
+	var out []embedded
+	for _, e := range embeddings {
+		if e.within.Contains(a) {
+			out = append(out, embedded{e.field(a), e.how})
+		}
 	}
-	return nil
+	return out
+}
+
+// LiftsFloor reports whether allowing r opens a destination that the floor
+// refuses: whether its range overlaps a range of floorTable, either
+// directly or through the IPv4 address an IPv6 form carries (NAT64, 6to4,
+// Teredo; IPv4-mapped rules are unmapped by ParseRule). Such an allow rule
+// is a loosening, and every place that reports loosenings asks this. A name
+// rule never lifts the floor: what a name resolves to still goes through it.
+// The host's own addresses are not known here; they are in the floor at run
+// time only.
+func (r Rule) LiftsFloor() bool {
+	_, ok := floorWitness(r)
+	return ok
+}
+
+// floorWitness returns an address that r matches and the floor refuses, if
+// there is one.
+func floorWitness(r Rule) (netip.Addr, bool) {
+	if !r.IsAddr() {
+		return netip.Addr{}, false
+	}
+	p := r.Prefix
+	for _, f := range floorTable {
+		if a, ok := overlap(p, f.prefix); ok {
+			return a, true
+		}
+	}
+	for _, e := range embeddings {
+		// q is the part of p inside the embedding's range: the more
+		// specific of the two, as prefixes either nest or are disjoint.
+		q, ok := p, p.Overlaps(e.within)
+		if !ok {
+			continue
+		}
+		if e.within.Bits() > q.Bits() {
+			q = e.within
+		}
+		// The IPv4 addresses q can carry: the bits of the field that q
+		// fixes, the rest free.
+		fixed := min(max(q.Bits()-e.offset, 0), 32)
+		carried := netip.PrefixFrom(e.field(q.Addr()), fixed).Masked()
+		for _, f := range floorTable {
+			if v, ok := overlap(carried, f.prefix); ok {
+				return e.withField(q.Addr(), v), true
+			}
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// overlap returns an address in both a and b, if there is one. Two prefixes
+// overlap only when one contains the other, so the first address of the
+// smaller one is in both.
+func overlap(a, b netip.Prefix) (netip.Addr, bool) {
+	switch {
+	case !a.Overlaps(b):
+		return netip.Addr{}, false
+	case a.Bits() >= b.Bits():
+		return a.Masked().Addr(), true
+	}
+	return b.Masked().Addr(), true
 }

@@ -53,19 +53,52 @@ type Rule struct {
 }
 
 // ErrInvalidRule is wrapped by every error ParseRule returns.
-var ErrInvalidRule = errors.New("invalid network rule")
+var ErrInvalidRule = errors.New("is not a network rule")
+
+// RuleFix ends every refusal of a rule: what to write instead.
+const RuleFix = `write a name, *.suffix, an IP or a CIDR, with an optional :port (e.g. "api.example.com:443")`
+
+// maxRuleLen bounds a rule as written; the longest name is 253 bytes.
+const maxRuleLen = 300
 
 // ParseRule parses a rule as the user writes it: example.com, *.example.com,
 // 10.0.0.5, 10.0.0.0/8, 2001:db8::1, 2001:db8::/32, each optionally with a
 // port: example.com:443, 10.0.0.0/8:5432, [2001:db8::1]:443,
 // [2001:db8::/32]:443 (an IPv6 rule with a port needs the brackets, except a
 // CIDR, whose port cannot be confused with the address: 2001:db8::/32:443).
+//
+// It is the only parser of rules: the policy parses --agent-allow, config
+// files and the project file with it when it loads them, and the session
+// parses `stockade network agent allow` with it, so that every place refuses
+// the same rules with the same line: `"a b" is not a network rule: …; write …`.
 func ParseRule(s string) (Rule, error) {
+	if len(s) > maxRuleLen {
+		return Rule{}, fmt.Errorf("%q… %w: longer than %d bytes; %s", s[:40], ErrInvalidRule, maxRuleLen, RuleFix)
+	}
 	r, err := parseRule(strings.TrimSpace(s))
 	if err != nil {
-		return Rule{}, fmt.Errorf("parsing rule %q: %w: %w", s, ErrInvalidRule, err)
+		return Rule{}, fmt.Errorf("%q %w: %v; %s", s, ErrInvalidRule, err, RuleFix)
 	}
 	return r, nil
+}
+
+// MarshalText writes r as ParseRule reads it, so that a policy with rules
+// goes through JSON unchanged.
+func (r Rule) MarshalText() ([]byte, error) {
+	if r.Kind < KindName || r.Kind > KindCIDR {
+		return nil, errors.New("encoding an invalid network rule")
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText parses text with ParseRule.
+func (r *Rule) UnmarshalText(text []byte) error {
+	p, err := ParseRule(string(text))
+	if err != nil {
+		return err
+	}
+	*r = p
+	return nil
 }
 
 func parseRule(s string) (Rule, error) {

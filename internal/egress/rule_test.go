@@ -1,8 +1,10 @@
 package egress
 
 import (
+	"encoding/json"
 	"errors"
 	"net/netip"
+	"slices"
 	"testing"
 )
 
@@ -173,5 +175,33 @@ func TestRulesRuntime(t *testing.T) {
 	}
 	if NewRules("typo", nil, nil).Snapshot().Mode() != ModeDeny {
 		t.Error("an unknown mode must be deny")
+	}
+}
+
+// TestRuleJSON: a policy carries parsed rules; in JSON (policy show --json,
+// a session's job) they are written as the user writes them and read back
+// by ParseRule, so a bad rule cannot come in that way either.
+func TestRuleJSON(t *testing.T) {
+	var in []Rule
+	for _, s := range []string{"example.com", "*.example.com:443", "10.0.0.0/8", "[2001:db8::1]:443", "2001:db8::/32"} {
+		r, err := ParseRule(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, r)
+	}
+	b, err := json.Marshal(in)
+	if want := `["example.com","*.example.com:443","10.0.0.0/8","[2001:db8::1]:443","2001:db8::/32"]`; err != nil || string(b) != want {
+		t.Fatalf("json.Marshal = %s, %v; want %s", b, err, want)
+	}
+	var out []Rule
+	if err := json.Unmarshal(b, &out); err != nil || !slices.Equal(in, out) {
+		t.Errorf("json.Unmarshal = %v, %v; want %v", out, err, in)
+	}
+	if err := json.Unmarshal([]byte(`["bad host!"]`), &out); !errors.Is(err, ErrInvalidRule) {
+		t.Errorf("json.Unmarshal of a bad rule: %v", err)
+	}
+	if _, err := json.Marshal([]Rule{{}}); err == nil {
+		t.Error("the zero Rule was encoded")
 	}
 }

@@ -11,30 +11,11 @@ import (
 	"github.com/stockade-dev/stockade/internal/policy"
 )
 
-// Egress builds the egress proxy of a session from its policy: the rules,
-// the resolver, and the host's own addresses, which the floor refuses like
+// Egress builds the egress proxy of a session from its policy: the rules
+// (parsed when the policy loaded), the resolver, and the host's own addresses, which the floor refuses like
 // private ones. audit receives one event per connection and denial.
 func Egress(p policy.Policy, session string, audit func(string, map[string]any)) (*egress.Proxy, *egress.Rules, error) {
 	mode, err := egress.ParseMode(p.AgentPolicy)
-	if err != nil {
-		return nil, nil, err
-	}
-	parse := func(key string, in []string) ([]egress.Rule, error) {
-		var out []egress.Rule
-		for _, s := range in {
-			r, err := egress.ParseRule(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s %q: %w", key, s, err)
-			}
-			out = append(out, r)
-		}
-		return out, nil
-	}
-	allow, err := parse("agent_allow", p.AgentAllow)
-	if err != nil {
-		return nil, nil, err
-	}
-	block, err := parse("agent_block", p.AgentBlock)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,7 +23,7 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 	if err != nil {
 		return nil, nil, fmt.Errorf("resolver %q: %w", p.Resolver, err)
 	}
-	rules := egress.NewRules(mode, allow, block)
+	rules := egress.NewRules(mode, p.AgentAllow, p.AgentBlock)
 	maxConns, _ := connCaps()
 	px := egress.New(egress.Config{
 		Session: session, Rules: rules, Resolver: resolver, HostAddrs: hostAddrs(), Audit: audit,
@@ -53,7 +34,7 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 
 // ServeWith returns a Hooks.Serve that serves the listeners with px, and
 // the auth listener with auth (nil: nobody listens there, so a connection
-// to 127.0.0.1:2376 is refused).
+// to sandboxnet.AuthAddr is refused).
 func ServeWith(px *egress.Proxy, auth *authproxy.Proxy) func(Listeners) {
 	return func(ls Listeners) {
 		go px.ServeHTTPProxy(ls.HTTP)
@@ -78,19 +59,6 @@ func hostAddrs() []netip.Addr {
 		}
 	}
 	return out
-}
-
-// LiftsFloor reports whether an allow rule names an address the floor
-// would otherwise refuse (a private, loopback, link-local or metadata
-// range): a loosening, printed and logged as such.
-func LiftsFloor(rule string) bool {
-	r, err := egress.ParseRule(rule)
-	if err != nil || !r.IsAddr() {
-		return false
-	}
-	a := r.Prefix.Addr().Unmap()
-	return a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() ||
-		netip.MustParsePrefix("100.64.0.0/10").Overlaps(r.Prefix) || r.Prefix.Bits() < 8
 }
 
 // AuthProxy builds the auth proxy of j, or nil when j has no routes.

@@ -86,7 +86,7 @@ func parseFile(data []byte, path string, kind Kind) (Layer, error) {
 // source would. base resolves relative paths.
 func (l *Layer) setRaw(r ref, raw json.RawMessage, base string) error {
 	shown := string(raw)
-	if l.list(r.key) != nil {
+	if isList(r.key) {
 		var entries []string
 		if err := json.Unmarshal(raw, &entries); err != nil || raw[0] != '[' {
 			return r.errorf(shown, `is not a list of strings; write e.g. ["%s"]`, listExample(r.key))

@@ -2,9 +2,11 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/environ"
 )
 
@@ -38,8 +40,8 @@ func (k Kind) String() string {
 
 // Layer is the settings one source makes. A nil pointer or an empty list
 // means the source says nothing about that key. Paths in RO, RW and Workdir
-// are absolute; Protect, Mask and Unmask hold normalized patterns (Pattern).
-// Build layers with LoadFile, FromEnv and FromFlags, which check every value.
+// are absolute; Protect, Mask and Unmask hold normalized patterns (Pattern);
+// AgentAllow and AgentBlock hold parsed rules (egress.ParseRule). Build layers with LoadFile, FromEnv and FromFlags, which check every value.
 type Layer struct {
 	Kind Kind
 	// Source is the file path for file layers, "env" or "flag" otherwise.
@@ -54,7 +56,7 @@ type Layer struct {
 	LogLevel                           *string
 	Network                            *string
 	AgentPolicy, Resolver              *string
-	AgentAllow, AgentBlock             []string
+	AgentAllow, AgentBlock             []egress.Rule
 	Upstream                           []string
 	Terminal                           *string
 }
@@ -71,10 +73,12 @@ var fileKeys = []string{
 // listKeys accumulate across layers; every other key is a scalar.
 var listKeys = []string{"ro", "rw", "protect", "mask", "unmask", "env", "agent_allow", "agent_block", "upstream"}
 
+func isList(key string) bool     { return slices.Contains(listKeys, key) }
 func envName(key string) string  { return "STOCKADE_" + strings.ToUpper(key) }
 func flagName(key string) string { return "--" + strings.ReplaceAll(key, "_", "-") }
 
-// list returns the field that holds list key, or nil for a scalar key.
+// list returns the field that holds list key, or nil for a scalar key and
+// for the rule lists (rules).
 func (l *Layer) list(key string) *[]string {
 	switch key {
 	case "ro":
@@ -89,12 +93,19 @@ func (l *Layer) list(key string) *[]string {
 		return &l.Unmask
 	case "env":
 		return &l.Env
+	case "upstream":
+		return &l.Upstream
+	}
+	return nil
+}
+
+// rules returns the field that holds rule list key, or nil for any other key.
+func (l *Layer) rules(key string) *[]egress.Rule {
+	switch key {
 	case "agent_allow":
 		return &l.AgentAllow
 	case "agent_block":
 		return &l.AgentBlock
-	case "upstream":
-		return &l.Upstream
 	}
 	return nil
 }
@@ -202,6 +213,16 @@ func (l *Layer) set(r ref, text, shown, base string) error {
 
 // add parses one entry of list key r.key. base resolves relative ro/rw paths.
 func (l *Layer) add(r ref, entry, shown, base string) error {
+	if rules := l.rules(r.key); rules != nil {
+		// The rule is parsed here, once, by the parser the session uses
+		// at run time; its error names the rule and the fix.
+		rule, err := egress.ParseRule(entry)
+		if err != nil {
+			return fmt.Errorf("%s %w", r.where(), err)
+		}
+		*rules = append(*rules, rule)
+		return nil
+	}
 	v := entry
 	var err error
 	switch r.key {
@@ -211,8 +232,6 @@ func (l *Layer) add(r ref, entry, shown, base string) error {
 		}
 	case "protect", "mask", "unmask":
 		v, err = Pattern(entry)
-	case "agent_allow", "agent_block":
-		v, err = parseRuleSyntax(entry)
 	case "upstream":
 		v, err = parseUpstreamSyntax(entry)
 	case "env":
@@ -250,7 +269,7 @@ func FromEnv(env []string, cwd string) (Layer, error) {
 			continue
 		}
 		r := ref{kind: KindEnv, key: key}
-		if l.list(key) == nil {
+		if !isList(key) {
 			if err := l.set(r, v, strconv.Quote(v), cwd); err != nil {
 				return Layer{}, err
 			}
@@ -276,7 +295,7 @@ func FromEnv(env []string, cwd string) (Layer, error) {
 // flag was not given. List flags are repeatable and are not split.
 type Flags struct {
 	RO, RW, Protect, Mask, Unmask, Env             []string
-	AgentAllow, AgentBlock                         []string
+	AgentAllow, AgentBlock                         []string // as written: Layer parses them
 	AllowHooks, SharedHome                         *bool
 	Memory, CPUs, Pids, LogLevel, Workdir, Network *string
 	AgentPolicy, Resolver                          *string

@@ -215,23 +215,6 @@ func validLimits(p Policy) error {
 // osStat is the stat used when loading layers; Validate takes its own.
 var osStat = os.Stat
 
-// parseRuleSyntax checks that an egress rule is one token of the characters
-// a name, wildcard, IP, CIDR or port may use; the egress package parses it
-// fully when the proxy starts.
-func parseRuleSyntax(s string) (string, error) {
-	if s == "" || len(s) > 300 {
-		return "", fmt.Errorf("is not an egress rule; write a name, *.suffix, an IP or a CIDR, with an optional :port (e.g. \"api.example.com:443\")")
-	}
-	for _, c := range s {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("-.*:/[]_", c), c > 127:
-		default:
-			return "", fmt.Errorf("is not an egress rule: %q is not allowed there; write a name, *.suffix, an IP or a CIDR, with an optional :port", c)
-		}
-	}
-	return s, nil
-}
-
 // parseResolver checks an ADDR[:PORT] of a DNS server: an IP literal, so
 // that resolving the resolver needs no resolver.
 func parseResolver(s string) (string, error) {

@@ -5,6 +5,8 @@
 // tests on any OS.
 package policy
 
+import "github.com/stockade-dev/stockade/internal/egress"
+
 // Policy is the effective sandbox policy after layering. A zero value is never
 // "less restricted": an unset limit means "no limit requested", and every
 // loosening has a loud name (AllowHooks, Unmask, RW outside the workdir).
@@ -44,8 +46,10 @@ type Policy struct {
 	AgentPolicy string `json:"agent_policy"`
 	// AgentAllow and AgentBlock are egress rules: a name, a *.suffix
 	// wildcard, an IP or a CIDR, each with an optional :port. Block wins.
-	AgentAllow []string `json:"agent_allow,omitempty"`
-	AgentBlock []string `json:"agent_block,omitempty"`
+	// They are parsed when the policy loads (egress.ParseRule) and are
+	// written in JSON as the user writes them.
+	AgentAllow []egress.Rule `json:"agent_allow,omitempty"`
+	AgentBlock []egress.Rule `json:"agent_block,omitempty"`
 	// Resolver is the upstream DNS server the supervisor resolves with
 	// (ADDR[:PORT]); empty means the host's.
 	Resolver string `json:"resolver,omitempty"`

@@ -1,14 +1,15 @@
 package policy
 
 import (
-	"github.com/stockade-dev/stockade/internal/environ"
-
 	"fmt"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/environ"
 )
 
 // SourceDefault is the provenance of a built-in value.
@@ -140,8 +141,27 @@ func (r *Resolved) apply(l *Layer) {
 	setScalar(r, l, "resolver", l.Resolver, &p.Resolver)
 	setScalar(r, l, "terminal", l.Terminal, &p.Terminal)
 	for _, key := range listKeys {
+		if rules := l.rules(key); rules != nil {
+			r.addRules(key, *rules, l.origin(key))
+			continue
+		}
 		for _, v := range *l.list(key) {
 			r.addEntry(key, v, l.origin(key))
+		}
+	}
+}
+
+// addRules adds the rules of one layer to the policy as they are, and to
+// ListSources as they print.
+func (r *Resolved) addRules(key string, rules []egress.Rule, source string) {
+	dst := &r.Policy.AgentAllow
+	if key == "agent_block" {
+		dst = &r.Policy.AgentBlock
+	}
+	for _, rule := range rules {
+		if !slices.Contains(*dst, rule) {
+			*dst = append(*dst, rule)
+			r.addEntry(key, rule.String(), source)
 		}
 	}
 }
@@ -169,7 +189,6 @@ func (r *Resolved) finish() {
 	p.RO, p.RW = values(r.ListSources["ro"]), values(r.ListSources["rw"])
 	p.Protect, p.Mask = values(r.ListSources["protect"]), values(r.ListSources["mask"])
 	p.Unmask, p.Env = values(r.ListSources["unmask"]), values(r.ListSources["env"])
-	p.AgentAllow, p.AgentBlock = values(r.ListSources["agent_allow"]), values(r.ListSources["agent_block"])
 	p.Upstream = values(r.ListSources["upstream"])
 	if p.Protect == nil {
 		p.Protect = []string{}
@@ -336,7 +355,7 @@ func checkProject(l *Layer, r *Resolved) error {
 		return deny("network", strconv.Quote(*l.Network), "it opens the network")
 	}
 	if len(l.AgentAllow) > 0 {
-		return deny("agent_allow", strconv.Quote(l.AgentAllow[0]), "an allow rule opens the network")
+		return deny("agent_allow", strconv.Quote(l.AgentAllow[0].String()), "an allow rule opens the network")
 	}
 	if l.AgentPolicy != nil && *l.AgentPolicy != DefaultAgentPolicy {
 		return deny("agent_policy", strconv.Quote(*l.AgentPolicy), "it opens the network")

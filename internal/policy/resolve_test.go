@@ -1,12 +1,15 @@
 package policy
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/egress"
 )
 
 func TestResolveDefaults(t *testing.T) {
@@ -341,20 +344,20 @@ func TestProjectMayOnlyTighten(t *testing.T) {
 // TestNetworkKeys: egress settings layer like the others, a project file may
 // only block or go offline, and the admin's deny mode holds.
 func TestNetworkKeys(t *testing.T) {
-	user := Layer{Kind: KindUser, Source: "/u.json", AgentAllow: []string{"api.example.com"}, Resolver: ptr("192.0.2.53")}
-	project := Layer{Kind: KindProject, Source: "/p/.stockade.json", AgentBlock: []string{"*.evil.example"}, Network: ptr("none")}
-	flag := Layer{Kind: KindFlag, Source: "flag", AgentAllow: []string{"*.github.com:443"}}
+	user := Layer{Kind: KindUser, Source: "/u.json", AgentAllow: rules(t, "api.example.com"), Resolver: ptr("192.0.2.53")}
+	project := Layer{Kind: KindProject, Source: "/p/.stockade.json", AgentBlock: rules(t, "*.evil.example"), Network: ptr("none")}
+	flag := Layer{Kind: KindFlag, Source: "flag", AgentAllow: rules(t, "*.github.com:443", "API.example.com.")}
 	r, err := Resolve("/p", user, project, flag)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := r.Policy
 	if p.Network != "none" || p.AgentPolicy != "deny" || p.Resolver != "192.0.2.53" ||
-		!reflect.DeepEqual(p.AgentAllow, []string{"api.example.com", "*.github.com:443"}) || !reflect.DeepEqual(p.AgentBlock, []string{"*.evil.example"}) {
+		!reflect.DeepEqual(p.AgentAllow, rules(t, "api.example.com", "*.github.com:443")) || !reflect.DeepEqual(p.AgentBlock, rules(t, "*.evil.example")) {
 		t.Errorf("resolved %+v", p)
 	}
 	for _, bad := range []Layer{
-		{AgentAllow: []string{"x.example"}}, {AgentPolicy: ptr("allow")}, {Resolver: ptr("192.0.2.1")},
+		{AgentAllow: rules(t, "x.example")}, {AgentPolicy: ptr("allow")}, {Resolver: ptr("192.0.2.1")},
 		{Upstream: []string{"anthropic=https://attacker.example"}},
 	} {
 		bad.Kind, bad.Source = KindProject, "/p/.stockade.json"
@@ -365,15 +368,6 @@ func TestNetworkKeys(t *testing.T) {
 	admin := Layer{Kind: KindAdmin, Source: "/etc/stockade/config.json", AgentPolicy: ptr("deny")}
 	if _, err := Resolve("/p", admin, Layer{Kind: KindFlag, Source: "flag", AgentPolicy: ptr("allow")}); err == nil || !strings.Contains(err.Error(), "agent_policy") {
 		t.Errorf("admin deny lifted: %v", err)
-	}
-	for _, tt := range []struct{ in, want string }{
-		{"api.example.com:443", ""}, {"[2001:db8::1]:443", ""}, {"10.0.0.0/8", ""},
-		{"a b", "not allowed"}, {"", "not an egress rule"}, {"x;y", "not allowed"},
-	} {
-		_, err := parseRuleSyntax(tt.in)
-		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("parseRuleSyntax(%q) = %v, want %q", tt.in, err, tt.want)
-		}
 	}
 	for _, tt := range []struct {
 		in string
@@ -409,5 +403,64 @@ func TestUndo(t *testing.T) {
 		if got := r.Undo(key); got != want {
 			t.Errorf("Undo(%q) = %q, want %q", key, got, want)
 		}
+	}
+}
+
+func rules(t *testing.T, in ...string) []egress.Rule {
+	t.Helper()
+	var out []egress.Rule
+	for _, s := range in {
+		r, err := egress.ParseRule(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestRuleErrors: a rule is parsed once, when its layer loads, by the
+// parser the session uses at run time; every source refuses a bad rule with
+// that parser's line after its own prefix, and keeps a good one parsed.
+func TestRuleErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, in := range []string{"", "a b", "x;y", "bad host!", "*.", "a.*.example", "10.0.0.0/33", "10.0.0.5:0",
+		"[example.com]:443", "fe80::1%eth0", "example.com:https", "1.2.3", strings.Repeat("a", 400)} {
+		_, perr := egress.ParseRule(in)
+		if perr == nil {
+			t.Fatalf("ParseRule(%q) accepted it", in)
+		}
+		want := perr.Error()
+		if strings.Contains(want, "\n") || !strings.Contains(want, egress.RuleFix) {
+			t.Errorf("ParseRule(%q) = %q, want one line with the fix", in, want)
+		}
+		_, err := FromFlags(Flags{AgentAllow: []string{in}}, "/")
+		checkErr(t, err, "flag --agent-allow: "+want)
+		_, err = FromFlags(Flags{AgentBlock: []string{in}}, "/")
+		checkErr(t, err, "flag --agent-block: "+want)
+		if in != "" && !strings.Contains(in, ",") {
+			_, err = FromEnv([]string{"STOCKADE_AGENT_ALLOW=example.com," + in}, "/")
+			checkErr(t, err, "env STOCKADE_AGENT_ALLOW: "+want)
+		}
+		for _, kind := range []Kind{KindUser, KindProject} {
+			path := filepath.Join(dir, "c.json")
+			data, _ := json.Marshal(map[string][]string{"agent_allow": {in}})
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err = LoadFile(path, kind)
+			checkErr(t, err, path+`: "agent_allow": `+want)
+		}
+	}
+	l, err := FromFlags(Flags{AgentAllow: []string{" Bücher.example:443", "::ffff:10.0.0.0/104"}}, "/")
+	if err != nil || !reflect.DeepEqual(l.AgentAllow, rules(t, "xn--bcher-kva.example:443", "10.0.0.0/8")) {
+		t.Errorf("FromFlags = %v, %v", l.AgentAllow, err)
+	}
+}
+
+func checkErr(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant     %s", err, want)
 	}
 }

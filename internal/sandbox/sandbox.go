@@ -38,6 +38,7 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // Exit statuses of a sandbox that did not run its command to the end.
@@ -72,11 +73,11 @@ type Spec struct {
 var Listeners = []struct {
 	Name, Network, Addr string
 }{
-	{"http", "tcp", "127.0.0.1:3128"},
-	{"socks5", "tcp", "127.0.0.1:1080"},
-	{"dns", "tcp", "127.0.0.1:53"},
-	{"dns", "udp", "127.0.0.1:53"},
-	{"auth", "tcp", "127.0.0.1:2376"},
+	{"http", "tcp", sandboxnet.HTTPProxyAddr},
+	{"socks5", "tcp", sandboxnet.SOCKS5Addr},
+	{"dns", "tcp", sandboxnet.DNSAddr},
+	{"dns", "udp", sandboxnet.DNSAddr},
+	{"auth", "tcp", sandboxnet.AuthAddr},
 }
 
 // ExecSpec is what init needs to confine itself and start the command.

@@ -7,6 +7,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/accounts"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // Config is the resolved, host-side description of one sandbox.
@@ -108,7 +109,7 @@ func resolvConf(proxy bool) string {
 		return ""
 	}
 	return "# stockade: names resolve through the supervisor's DNS stub, which\n" +
-		"# answers only names the session's policy allows.\nnameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
+		"# answers only names the session's policy allows.\nnameserver " + sandboxnet.Host + "\noptions timeout:2 attempts:2\n"
 }
 
 // Accounts are the sandbox's /etc/passwd and /etc/group for the calling

@@ -19,6 +19,9 @@ const (
 type RuleEntry struct {
 	List string `json:"list"` // "allow" or "block"
 	Rule string `json:"rule"`
+	// LiftsFloor: an allow rule that opens private, loopback, link-local
+	// or metadata addresses (egress.Rule.LiftsFloor), a loosening.
+	LiftsFloor bool `json:"lifts_floor,omitempty"`
 }
 
 // network changes or lists the session's egress rules. A change applies to
@@ -28,9 +31,11 @@ func (s *supervisor) network(req Request) ([]RuleEntry, error) {
 		return nil, fmt.Errorf("session %s has no network proxy (network mode %q)", s.cfg.ID, s.cfg.Job.Policy.Network)
 	}
 	if req.Action != NetList {
+		// The parser of --agent-allow: the same rules refused with the
+		// same line, which names the rule and the fix.
 		r, err := egress.ParseRule(req.Target)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", req.Target, err)
+			return nil, err
 		}
 		var changed bool
 		switch req.Action {
@@ -43,11 +48,16 @@ func (s *supervisor) network(req Request) ([]RuleEntry, error) {
 		default:
 			return nil, fmt.Errorf("unknown network action %q (known: allow, block, reset, list)", req.Action)
 		}
-		s.log(audit.EventNetworkRule, map[string]any{"action": req.Action, "rule": r.String(), "changed": changed})
+		fields := map[string]any{"action": req.Action, "rule": r.String(), "changed": changed}
+		if req.Action == NetAllow && r.LiftsFloor() {
+			fields["lifts_floor"] = true
+		}
+		s.log(audit.EventNetworkRule, fields)
 	}
 	var out []RuleEntry
 	for _, e := range s.rules.List() {
-		out = append(out, RuleEntry{List: string(e.List), Rule: e.Rule.String()})
+		out = append(out, RuleEntry{List: string(e.List), Rule: e.Rule.String(),
+			LiftsFloor: e.List == egress.ListAllow && e.Rule.LiftsFloor()})
 	}
 	if out == nil {
 		out = []RuleEntry{}

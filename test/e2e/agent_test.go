@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stockade-dev/stockade/internal/agent"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // cannedReply and the fake provider come from test/netenv/server: on the
@@ -205,7 +206,7 @@ func checkProviderLog(t *testing.T, from int64, field, path string) {
 		if strings.Contains(sc.Text(), field) && strings.Contains(sc.Text(), path) {
 			seen++
 		}
-		if strings.Contains(sc.Text(), agent.DummyKey) {
+		if strings.Contains(sc.Text(), sandboxnet.DummyKey) {
 			dummy++
 		}
 	}

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -204,5 +206,93 @@ func TestAgentBadInput(t *testing.T) {
 				t.Errorf("bad input left something in the project:\n%s", after)
 			}
 		})
+	}
+}
+
+// TestBadRules: a network rule is parsed once, when the policy loads, so
+// that policy show and run refuse the same bad rule with the same line,
+// from a flag, a variable, the user's config or the project file, before
+// anything is made; a running session refuses it with that line too
+// (issue 11 §2: policy show used to accept rules run then refused).
+func TestBadRules(t *testing.T) {
+	rules := []string{"bad host!", "x;y", "10.0.0.0/33", "*.", "a.*.example", "10.0.0.5:0",
+		"example.com:https", "[example.com]:443", "fe80::1%eth0", "1.2.3", "under_score.example"}
+	sources := []struct {
+		name   string
+		file   string // relative to the workdir, or under HOME via "~/"; "" for none
+		key    string
+		env    string
+		flag   string
+		prefix string // of the error line, before the rule; "~" is HOME
+	}{
+		{name: "flag", flag: "--agent-allow", prefix: "flag --agent-allow: "},
+		{name: "flag block", flag: "--agent-block", prefix: "flag --agent-block: "},
+		{name: "env", env: "STOCKADE_AGENT_ALLOW", prefix: "env STOCKADE_AGENT_ALLOW: "},
+		{name: "user file", file: "~/.config/stockade/config.json", key: "agent_allow", prefix: `~/.config/stockade/config.json: "agent_allow": `},
+		{name: "project file", file: ".stockade.json", key: "agent_block", prefix: `WORKDIR/.stockade.json: "agent_block": `},
+	}
+	var lines []string // the part after the source, one per rule
+	for _, rule := range rules {
+		for _, src := range sources {
+			t.Run(src.name+" "+rule, func(t *testing.T) {
+				e := newEnv(t)
+				var env, flags []string
+				switch {
+				case src.flag != "":
+					flags = []string{src.flag + "=" + rule}
+				case src.env != "":
+					env = []string{src.env + "=" + rule}
+				default:
+					p := src.file
+					if strings.HasPrefix(p, "~/") {
+						p = filepath.Join(e.home, p[2:])
+					}
+					data, _ := json.Marshal(map[string][]string{src.key: {rule}})
+					e.write(p, string(data))
+				}
+				prefix := strings.NewReplacer("~", e.home, "WORKDIR", e.workdir).Replace(src.prefix)
+				before := snapshot(t, e.home)
+				show := e.run("", env, append([]string{"policy", "show"}, flags...)...)
+				run := e.run("", env, append(append([]string{"run"}, flags...), "--", "echo", "ran")...)
+				for _, r := range []struct {
+					cmd  string
+					res  result
+					code int
+				}{{"policy show", show, 1}, {"run", run, 125}} {
+					l := stderrLines(r.res.stderr)
+					if r.res.code != r.code || r.res.stdout != "" || len(l) != 1 {
+						t.Fatalf("%s: exit %d, stdout %q; want %d and one line\n%s", r.cmd, r.res.code, r.res.stdout, r.code, r.res.stderr)
+					}
+					want := "stockade: " + prefix + strconv.Quote(rule) + " is not a network rule: "
+					if !strings.HasPrefix(l[0], want) || !strings.HasSuffix(l[0], `write a name, *.suffix, an IP or a CIDR, with an optional :port (e.g. "api.example.com:443")`) {
+						t.Errorf("%s: %s\nwant %s…; write …", r.cmd, l[0], want)
+					}
+				}
+				if show.stderr != run.stderr {
+					t.Errorf("policy show and run refuse it differently:\n%s%s", show.stderr, run.stderr)
+				}
+				if after := snapshot(t, e.home); after != before {
+					t.Errorf("a refused rule left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
+				}
+				if src.name == "flag" {
+					lines = append(lines, strings.TrimPrefix(strings.TrimSpace(show.stderr), "stockade: "+prefix))
+				}
+			})
+		}
+	}
+	// At run time, `network agent allow` goes through the same parser.
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sleep", "1000")
+	defer e.run("", nil, "stop", "-s", id)
+	for i, rule := range rules {
+		if i >= len(lines) {
+			break
+		}
+		r := e.run("", nil, "network", "agent", "allow", "-s", id, rule)
+		want := "stockade: session " + id + ": " + lines[i] + "\n"
+		if r.code != 1 || r.stderr != want {
+			t.Errorf("network agent allow %q: exit %d\n%s\nwant exit 1 and\n%s", rule, r.code, r.stderr, want)
+		}
 	}
 }

@@ -65,6 +65,28 @@ func TestStartLine(t *testing.T) {
 	}
 }
 
+// TestFloorLoosened: an allow rule whose range holds a floor address is a
+// LOOSENED line in policy show and at run's start; a review found
+// --agent-allow 169.0.0.0/8, which holds the metadata address, silent.
+func TestFloorLoosened(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		rule string
+		want bool
+	}{{"169.0.0.0/8", true}, {"64:ff9b::a9fe:a9fe", true}, {"93.184.216.0/24", false}} {
+		line := "LOOSENED: agent_allow " + tt.rule + ": lifts the floor"
+		r := e.run("", nil, "policy", "show", "--agent-allow", tt.rule)
+		if r.code != 0 || strings.Contains(r.stdout, line) != tt.want {
+			t.Errorf("policy show --agent-allow %s: exit %d, want the line %q: %v\n%s%s", tt.rule, r.code, line, tt.want, r.stdout, r.stderr)
+		}
+	}
+	requireSandbox(t)
+	r := e.run("", nil, "run", "--agent-allow", "169.0.0.0/8", "--", "true")
+	if r.code != 0 || !strings.Contains(r.stderr, "stockade: LOOSENED: agent_allow 169.0.0.0/8: lifts the floor") {
+		t.Errorf("run --agent-allow 169.0.0.0/8: exit %d, no LOOSENED line:\n%s", r.code, r.stderr)
+	}
+}
+
 func TestPolicyShowJSON(t *testing.T) {
 	e := newEnv(t)
 	e.write(".stockade.json", `{"memory": "1g", "mask": ["secrets/"]}`)

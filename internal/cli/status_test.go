@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/policy"
+)
+
+// TestFloorLoosenings: an allow rule is a LOOSENED line exactly when
+// egress says it lifts the floor, in proxy mode; a review found
+// 169.0.0.0/8, which holds the metadata address, printed nothing.
+func TestFloorLoosenings(t *testing.T) {
+	for _, tt := range []struct {
+		rule, network string
+		want          bool
+	}{
+		{"169.0.0.0/8", "proxy", true},
+		{"172.0.0.0/8", "proxy", true},
+		{"192.0.0.0/8", "proxy", true},
+		{"64:ff9b::a00:0/104", "proxy", true},
+		{"fec0::/10", "proxy", true},
+		{"10.0.0.5:5432", "proxy", true},
+		{"93.184.216.0/24", "proxy", false},
+		{"api.example.com", "proxy", false},
+		{"169.0.0.0/8", "none", false}, // nothing leaves the sandbox
+	} {
+		l, err := policy.FromFlags(policy.Flags{AgentAllow: []string{tt.rule}, Network: &tt.network}, "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := policy.Resolve("/home/u/p", l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := enforcementOf(r, "/home/u", cgroup.Report{})
+		want := "agent_allow " + tt.rule + ": " + floorLifted
+		if got := strings.Join(e.Loosenings, "\n"); strings.Contains(got, want) != tt.want {
+			t.Errorf("--agent-allow %s, network %s: loosenings %q, want the floor line %v", tt.rule, tt.network, e.Loosenings, tt.want)
+		}
+	}
+}
