@@ -6,7 +6,9 @@ import (
 )
 
 // procRows: other processes (host and sandbox init), credentials and what the agent
-// inherits from the shell that started it (§1, §3 steps 3, 6, 7).
+// inherits from the shell that started it (docs/threats.md; docs/architecture.md,
+// "Enforcement order": the environment is step H3, descriptors and capabilities
+// are init's steps 8 and 9).
 var procRows = []row{
 	// A process of the same user on the host: invisible in the new PID namespace.
 	{name: "signal_host_process", args: probe("kill", "{hostpid}", "0"), want: "DENIED ESRCH"},
