@@ -136,3 +136,33 @@ func headings(page string) map[string]bool {
 	}
 	return out
 }
+
+// TestDocLinks fails for a link of README.md or docs/ to a page of the
+// repository, or to a heading of one, that is not there.
+func TestDocLinks(t *testing.T) {
+	const root = "../.."
+	link := regexp.MustCompile(`\]\(([\w./-]+\.md)(?:#([\w-]+))?\)`)
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	pages = append(pages, filepath.Join(root, "README.md"))
+	n := 0
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			n++
+			target := filepath.Join(filepath.Dir(p), filepath.FromSlash(m[1]))
+			page, err := os.ReadFile(target)
+			switch {
+			case err != nil:
+				t.Errorf("%s links to %s, which does not exist", p, m[1])
+			case m[2] != "" && !headings(string(page))[m[2]]:
+				t.Errorf("%s links to %s#%s, a heading that page does not have", p, m[1], m[2])
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found only %d links: the pattern of this test no longer matches the pages", n)
+	}
+}
