@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds stockade, runs the DESIGN §9 comparisons side by side (startup
-# against bwrap; real work inside against the same work outside) and prints
-# one markdown table. Ratios, not times: the machine may be busy, and only
+# Builds stockade, runs the comparisons of the budget in bench/README.md side
+# by side (startup against bwrap; real work inside against the same work
+# outside) and prints one markdown table. Ratios, not times: the machine may be busy, and only
 # measurements taken in the same interleaved rounds are compared.
 #
 #   bench/run.sh                      # 200 startup rounds, 5 workload rounds

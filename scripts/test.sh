@@ -42,7 +42,9 @@ echo "== gofmt, go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted" >&2; exit 1; fi
 go vet ./...
-GOOS=darwin go vet ./internal/policy/ ./internal/environ/ ./internal/mount/ ./internal/seccomp/ >/dev/null
+# Every package builds and vets on another system too: Linux-only code sits
+# in _linux.go files with a stub beside it (docs/architecture.md, Platforms).
+GOOS=darwin go vet ./...
 
 echo "== build"
 go build -o "$out/stockade" ./cmd/stockade

@@ -40,7 +40,7 @@ func (c *doctorCmd) Run() error {
 	} else {
 		add(check{name: "landlock", ok: true, detail: fmt.Sprintf("ABI %d", abi)})
 	}
-	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+	if err := seccompAvailable(); err != nil {
 		add(check{name: "seccomp", detail: err.Error(), fix: "use a kernel built with CONFIG_SECCOMP_FILTER=y"})
 	} else {
 		add(check{name: "seccomp", ok: true, detail: "filter mode available"})

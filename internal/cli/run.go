@@ -2,14 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"syscall"
 
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
@@ -49,20 +47,6 @@ the system directories read-only, no network but loopback, no capabilities.
 
 Example:
   stockade run --memory 4g -- make test`
-}
-
-// newID makes a session ID from the kernel's CSPRNG. It calls getrandom(2)
-// itself, which is where crypto/rand reads too: nothing else in a run uses
-// crypto/rand, and its first call costs 20 to 30 µs more at every start.
-func newID() (string, error) {
-	b := make([]byte, 3)
-	if n, err := unix.Getrandom(b, 0); err != nil || n != len(b) {
-		if err == nil {
-			err = fmt.Errorf("getrandom returned %d of %d bytes", n, len(b))
-		}
-		return "", fmt.Errorf("making a session id: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 func (c *runCmd) Run() error {

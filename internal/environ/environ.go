@@ -1,5 +1,5 @@
 // Package environ builds the sandbox's environment from scratch instead of
-// inheriting the host's (docs/sandbox.md, enforcement order).
+// inheriting the host's (docs/architecture.md, "Enforcement order", step H3).
 //
 // Build starts from nothing and adds, from lowest to highest precedence:
 //

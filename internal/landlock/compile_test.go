@@ -42,3 +42,57 @@ func TestCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestABIInfos: the ABI table is in order and cumulative, each right is
+// first handled by the version the kernel added it in
+// (include/uapi/linux/landlock.h), and the newest row handles every right
+// and scope this package names.
+func TestABIInfos(t *testing.T) {
+	added := []struct {
+		right, scope uint64
+		version      int
+	}{
+		{right: fsV1, version: 1},
+		{right: AccessRefer, version: 2},
+		{right: AccessTruncate, version: 3},
+		{right: AccessIoctlDev, version: 5},
+		{scope: ScopeAbstractUnixSocket, version: 6},
+		{scope: ScopeSignal, version: 6},
+	}
+	var all, allScopes uint64
+	for _, a := range added {
+		all |= a.right
+		allScopes |= a.scope
+	}
+	var prev abiInfo
+	for i, row := range abiInfos {
+		if row.version != i+1 {
+			t.Fatalf("row %d is ABI %d: one row per version, from 1, in order", i, row.version)
+		}
+		if row.fs&prev.fs != prev.fs || row.scoped&prev.scoped != prev.scoped {
+			t.Errorf("ABI %d lacks rights of ABI %d: %#x %#x", row.version, prev.version, row.fs, row.scoped)
+		}
+		for _, a := range added {
+			has := row.fs&a.right == a.right && row.scoped&a.scope == a.scope
+			if has != (row.version >= a.version) {
+				t.Errorf("ABI %d: handles %#x/%#x = %v, but that came with ABI %d", row.version, a.right, a.scope, has, a.version)
+			}
+		}
+		if row.adds != "" && (row.version < MinABI || row.fs == prev.fs && row.scoped == prev.scoped) {
+			t.Errorf("ABI %d: adds %q, but it is refused or adds no right", row.version, row.adds)
+		}
+		if abiInfoOf(row.version) != row {
+			t.Errorf("abiInfoOf(%d) = %+v, want %+v", row.version, abiInfoOf(row.version), row)
+		}
+		prev = row
+	}
+	if prev.fs != all || prev.scoped != allScopes || all&AccessFile != AccessFile {
+		t.Errorf("the newest ABI handles %#x and scopes %#x; this package names %#x and %#x", prev.fs, prev.scoped, all, allScopes)
+	}
+	if abiInfoOf(prev.version+5) != prev || abiInfoOf(0).fs != 0 || abiInfoOf(-1).fs != 0 {
+		t.Error("a newer kernel does not get the newest row, or no Landlock gets rights")
+	}
+	if MinABI > len(abiInfos) {
+		t.Errorf("MinABI %d has no row", MinABI)
+	}
+}

@@ -1,5 +1,6 @@
-// Package landlock turns the four access tiers of the sandbox (docs/sandbox.md
-// step 5) into one Landlock ruleset, as data: the sandbox's init applies it
+// Package landlock turns the four access tiers of the sandbox
+// (docs/architecture.md, "Enforcement order") into one Landlock ruleset, as
+// data: the sandbox's init applies it
 // with raw system calls between clone and the command's execve, where no Go
 // library can run.
 //
@@ -18,6 +19,9 @@
 // On ABI 6 and later, signals and abstract unix sockets are scoped to the
 // sandbox. Below ABI 3 (no truncate control) stockade refuses to start: a
 // sandbox that cannot stop truncating a read-only file is not one.
+//
+// What each ABI version can enforce is one table, abiInfos, with a test
+// that checks it.
 package landlock
 
 import (
@@ -57,11 +61,49 @@ const (
 )
 
 const (
-	read    = AccessReadFile | AccessReadDir
-	write   = AccessWriteFile | AccessRemoveDir | AccessRemoveFile | AccessMakeDir | AccessMakeReg | AccessMakeSock | AccessMakeFifo | AccessMakeSym | AccessTruncate
-	handled = (1 << 16) - 1 // every filesystem right up to ABI 7
-	scoped  = ScopeAbstractUnixSocket | ScopeSignal
+	read  = AccessReadFile | AccessReadDir
+	write = AccessWriteFile | AccessRemoveDir | AccessRemoveFile | AccessMakeDir | AccessMakeReg | AccessMakeSock | AccessMakeFifo | AccessMakeSym | AccessTruncate
 )
+
+// fsV1 are the filesystem rights of ABI 1.
+const fsV1 = AccessExecute | AccessWriteFile | AccessReadFile | AccessReadDir | AccessRemoveDir | AccessRemoveFile |
+	AccessMakeChar | AccessMakeDir | AccessMakeReg | AccessMakeSock | AccessMakeFifo | AccessMakeBlock | AccessMakeSym
+
+// abiInfo is what one Landlock ABI version can enforce.
+type abiInfo struct {
+	version int
+	fs      uint64 // the filesystem rights it handles
+	scoped  uint64 // the scopes it handles
+	// adds names what this version adds that stockade enforces, for the
+	// warning on an older kernel; "" when stockade uses nothing new of it.
+	adds string
+}
+
+// abiInfos is everything stockade knows of the Landlock ABIs: one row per
+// version, in order, each with all the rights of the one before
+// (TestABIInfos). A kernel newer than the last row enforces what the last
+// row lists. Compile, Nested and StatusFor read only this table.
+var abiInfos = []abiInfo{
+	{1, fsV1, 0, ""},
+	{2, fsV1 | AccessRefer, 0, ""}, // below MinABI: refused, so never reported
+	{3, fsV1 | AccessRefer | AccessTruncate, 0, "truncate control"},
+	// Network rules: unused, the network namespace is the boundary.
+	{4, fsV1 | AccessRefer | AccessTruncate, 0, ""},
+	{5, fsV1 | AccessRefer | AccessTruncate | AccessIoctlDev, 0, "device ioctl control"},
+	{6, fsV1 | AccessRefer | AccessTruncate | AccessIoctlDev, ScopeAbstractUnixSocket | ScopeSignal,
+		"signal and abstract unix socket scoping"},
+	// Audit logging flags: unused.
+	{7, fsV1 | AccessRefer | AccessTruncate | AccessIoctlDev, ScopeAbstractUnixSocket | ScopeSignal, ""},
+}
+
+// abiInfoOf is the row of abi: the last one for a newer kernel, nothing
+// for none.
+func abiInfoOf(abi int) abiInfo {
+	if abi < 1 {
+		return abiInfo{version: abi}
+	}
+	return abiInfos[min(abi, len(abiInfos))-1]
+}
 
 // Ruleset is a Landlock ruleset ready for landlock_create_ruleset(2) and
 // landlock_add_rule(2), reduced to what the kernel's ABI knows.
@@ -78,29 +120,12 @@ type Rule struct {
 	Access uint64
 }
 
-// supportedFS is what each ABI can handle, indexed by ABI.
-func supported(abi int) (fs, scope uint64) {
-	switch {
-	case abi >= 6:
-		return 1<<16 - 1, 1<<2 - 1
-	case abi == 5:
-		return 1<<16 - 1, 0
-	case abi >= 3:
-		return 1<<15 - 1, 0
-	case abi == 2:
-		return 1<<14 - 1, 0
-	case abi == 1:
-		return 1<<13 - 1, 0
-	}
-	return 0, 0
-}
-
 // Compile makes the ruleset of t for a kernel of the given ABI: rights the
 // kernel does not know are neither handled nor granted (they cannot be
 // enforced; StatusFor names them). Callers refuse ABIs below MinABI first.
 func Compile(t Tiers, abi int) Ruleset {
-	fs, scope := supported(abi)
-	r := Ruleset{HandledFS: handled & fs, Scoped: scoped & scope}
+	info := abiInfoOf(abi)
+	r := Ruleset{HandledFS: info.fs, Scoped: info.scoped}
 	add := func(access uint64, paths []string) {
 		for _, p := range paths {
 			r.Rules = append(r.Rules, Rule{Path: p, Access: access & r.HandledFS})
@@ -117,8 +142,8 @@ func Compile(t Tiers, abi int) Ruleset {
 // abstract unix sockets: the sandbox's init adds it on top of the command's
 // once the command runs, so that PID 1 itself can touch no file.
 func Nested(abi int) Ruleset {
-	fs, scope := supported(abi)
-	return Ruleset{HandledFS: handled & fs, Scoped: ScopeAbstractUnixSocket & scope}
+	info := abiInfoOf(abi)
+	return Ruleset{HandledFS: info.fs, Scoped: ScopeAbstractUnixSocket & info.scoped}
 }
 
 // Tiers lists the paths of each access tier. Paths must exist when the ruleset is applied;
@@ -137,23 +162,12 @@ type Status struct {
 	Downgrades []string
 }
 
-// abiFeatures is the table of what each ABI adds that stockade relies on.
-var abiFeatures = []struct {
-	abi  int
-	what string
-}{
-	{3, "truncate control"},
-	{4, "network rules (unused: the network namespace is the boundary)"},
-	{5, "device ioctl control"},
-	{6, "signal and abstract unix socket scoping"},
-}
-
 // StatusFor reports what an ABI version can and cannot enforce.
 func StatusFor(abi int) Status {
 	s := Status{ABI: abi}
-	for _, f := range abiFeatures {
-		if abi < f.abi && f.abi != 4 {
-			s.Downgrades = append(s.Downgrades, fmt.Sprintf("landlock ABI %d lacks %s (needs ABI %d)", abi, f.what, f.abi))
+	for _, f := range abiInfos {
+		if abi < f.version && f.adds != "" {
+			s.Downgrades = append(s.Downgrades, fmt.Sprintf("landlock ABI %d lacks %s (needs ABI %d)", abi, f.adds, f.version))
 		}
 	}
 	return s

@@ -33,8 +33,11 @@ const (
 	// must have (S_IFDIR, S_IFLNK, or WantOther: neither; else ESTALE).
 	// Check: see CheckSame, CheckOneLink.
 	CallBindAt
-	// CallMaskAt binds Source, a mask in the staging root, onto Path,
-	// opened with no symlink in any component.
+	// CallMaskAt binds Source, a mask in the staging root, onto Path:
+	// Source is cloned (open_tree) with the staging root's sealed
+	// attributes, which a bind keeps (it takes no Attr), and moved onto
+	// Path, opened as CallBindAt opens its target (no symlink in any
+	// component; a symlink as the last component is covered itself).
 	CallMaskAt
 )
 
@@ -70,7 +73,7 @@ type Step struct {
 	Path, Source string
 	FSType, Data string
 	Flags        uintptr
-	Attr         uint64 // CallSetattr, CallMask: attributes to set
+	Attr         uint64 // CallSetattr, CallBindAt: attributes to set (not CallMaskAt: see sealed)
 	Mode         uint32
 	// Ok lists errnos (as bits: 1<<errno) that count as success, such as
 	// EEXIST for a directory that is already there.

@@ -90,8 +90,8 @@ func TestSteps(t *testing.T) {
 		t.Errorf("protected path: %+v", s)
 	}
 	same("mask", calls(of(7)), []Call{CallMaskAt})
-	if s := of(7)[0]; s.Ok != 0 || s.Source != emptyFile {
-		t.Errorf("a mask of a file binds the empty file and must not fail silently: %+v", s)
+	if s := of(7)[0]; s.Ok != 0 || s.Source != emptyFile || s.Attr != 0 {
+		t.Errorf("a mask of a file binds the empty file with the staging root's attributes, and must not fail silently: %+v", s)
 	}
 	same("dir", calls(of(8)), []Call{CallMkdir, CallMkdir, CallChmod})
 	if last := steps[len(steps)-1]; last.Call != CallChdir || last.Path != "/" {

@@ -7,8 +7,9 @@
 //
 //	supervisor (outside)            init (PID 1 inside)                 command
 //	   │ program (plain memory)       │
-//	   │ clone(CLONE_NEW*) ─────────▶ │ uid/gid maps, hostname, lo up
+//	   │ clone(CLONE_NEW*) ─────────▶ │ hostname, lo up
 //	   │ ◀── listeners (fd 3) ─────── │ (proxy mode: sockets on 127.0.0.1)
+//	   │                              │ uid/gid maps, user counters
 //	   │ placeholders made            │
 //	   │ "ready" (fd 3) ────────────▶ │ build the root, pivot_root
 //	   │ cgroup: add init's pid       │
@@ -27,7 +28,8 @@
 // restriction; PID 1 is thus never more powerful than what it supervises.
 // A failure before the command's execve travels back as a report naming the
 // step, which the supervisor turns into a StepError with the path and the
-// errno, and init exits with ExitSetup. If the supervisor dies, init gets
+// errno, and init exits with the status the report carries (ExitSetup;
+// ExitNotExec or ExitNotFound when the command's execve failed). If the supervisor dies, init gets
 // SIGKILL (PR_SET_PDEATHSIG) and also sees the socket close; as PID 1 its
 // death takes the whole PID namespace with it.
 package sandbox
@@ -107,8 +109,11 @@ func (e *StepError) Error() string {
 	return fmt.Sprintf("sandbox %s: %s", e.Step, e.Msg)
 }
 
-// Entrypoints are the re-executed stages of this binary, keyed by argv[1].
-// cli.Run dispatches to them before parsing any flag.
+// Entrypoints are the roles in which stockade re-executes its own binary,
+// keyed by argv[1]: the detached supervisor of a session (package session)
+// and the namespace check of ProbeNamespaces. cli.Run dispatches to them
+// before parsing any flag. Init is not one: it is a fork that never runs
+// main (child_linux.go).
 var Entrypoints = map[string]func() int{}
 
 // ThreadPlacer moves the thread that clones init into a cgroup and back

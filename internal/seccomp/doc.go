@@ -9,7 +9,8 @@
 //	{Names: []string{"ioctl"}, Args: []ArgMatch{{Index: 1, Width: Word32, Op: Equal, Value: 0x5412}}, Action: EPERM}
 //
 // Compile turns a Profile into a classic BPF program for one architecture,
-// and Install loads it into the kernel:
+// and Install loads it into the kernel (the sandbox's init loads the same
+// program with a raw system call instead: see Install):
 //
 //	arch, err := seccomp.NativeArch()
 //	prog, err := seccomp.Compile(seccomp.Default(), arch)

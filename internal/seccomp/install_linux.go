@@ -15,9 +15,11 @@ import (
 //
 // The kernel accepts a filter only from a process with no_new_privs set or
 // CAP_SYS_ADMIN, so the caller runs prctl(PR_SET_NO_NEW_PRIVS, 1) first;
-// otherwise Install fails with EACCES. stockade installs the filter last,
-// on the locked OS thread that then calls execve, so that no setup step of
-// its own runs under it.
+// otherwise Install fails with EACCES. The sandbox does not call Install:
+// its init, which has one thread and cannot run Go code, loads the compiled
+// filter with one raw seccomp(2) call as the last step before the command's
+// execve (docs/architecture.md, "Enforcement order"). Install serves a Go
+// process that confines itself, such as the victim of this package's tests.
 func Install(prog []Instruction) error {
 	if len(prog) == 0 || len(prog) > maxInstructions {
 		return fmt.Errorf("installing seccomp filter: %d instructions, want 1 to %d", len(prog), maxInstructions)

@@ -16,8 +16,6 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
-
-	"github.com/stockade-dev/stockade/internal/proc"
 )
 
 // DetachKey detaches an attached terminal: ctrl-].
@@ -105,8 +103,8 @@ func Stop(store Store, id string, timeout time.Duration, warn func(string)) (Ses
 	case err == nil:
 		conn.Close()
 	case errors.Is(err, ErrNoAnswer) && perr == nil:
-		if err := unix.PidfdSendSignal(pidfd, unix.SIGTERM, nil, 0); err != nil {
-			return sess, fmt.Errorf("session %s: signaling its supervisor (pid %d): %w", id, sess.PID, os.NewSyscallError("pidfd_send_signal", err))
+		if err := terminate(pidfd); err != nil {
+			return sess, fmt.Errorf("session %s: signaling its supervisor (pid %d): %w", id, sess.PID, err)
 		}
 		warn(fmt.Sprintf("session %s did not answer on its control socket; sent SIGTERM to its supervisor (pid %d)", id, sess.PID))
 	default:
@@ -119,44 +117,6 @@ func Stop(store Store, id string, timeout time.Duration, warn func(string)) (Ses
 		return sess, fmt.Errorf("session %s did not stop within %s; 'kill -KILL %d' ends its supervisor, without the checks at the end of a run", id, timeout, sess.PID)
 	}
 	return sess, nil
-}
-
-// openSupervisor returns a pidfd of the session's supervisor. The start
-// time is read after the pidfd is open and while the process is still
-// alive, so the pidfd cannot be of a process that reused the PID.
-func openSupervisor(sess Session) (int, error) {
-	pidfd, err := unix.PidfdOpen(sess.PID, 0)
-	if err != nil {
-		return -1, os.NewSyscallError("pidfd_open", err)
-	}
-	start := proc.StartTime(sess.PID)
-	if start == "" || start != sess.PIDStart || exited(pidfd) {
-		unix.Close(pidfd)
-		return -1, fmt.Errorf("pid %d is no longer the session's supervisor", sess.PID)
-	}
-	return pidfd, nil
-}
-
-// exited reports whether the process of pidfd has exited.
-func exited(pidfd int) bool {
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n > 0
-}
-
-// waitExit waits up to timeout for the process of pidfd to exit.
-func waitExit(pidfd int, timeout time.Duration) {
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
-		if err == unix.EINTR {
-			continue
-		}
-		if n > 0 || err != nil {
-			return
-		}
-	}
 }
 
 // Attach connects the terminal in/out to a running session until the user

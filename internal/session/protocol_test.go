@@ -3,6 +3,8 @@ package session
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,38 @@ func TestFrames(t *testing.T) {
 	}
 	if _, _, err := parseSize([]byte{1, 2}); err == nil {
 		t.Error("a short window size parses")
+	}
+}
+
+// TestDocExamples: the requests docs/control-api.md shows are accepted, and
+// its example of an error answer is the one the supervisor gives.
+func TestDocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/control-api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests, answers int
+	for line := range strings.Lines(string(doc)) {
+		switch {
+		case strings.HasPrefix(line, `{"v": 1, "op"`):
+			requests++
+			if _, err := readRequest(bufio.NewReader(strings.NewReader(line))); err != nil {
+				t.Errorf("docs/control-api.md: request %s: %v", strings.TrimSpace(line), err)
+			}
+		case strings.HasPrefix(line, `{"v": 1, "ok": false`):
+			answers++
+			var resp Response
+			if err := json.Unmarshal([]byte(line), &resp); err != nil {
+				t.Fatalf("docs/control-api.md: %s: %v", strings.TrimSpace(line), err)
+			}
+			op := strings.Split(resp.Error, `"`)[1]
+			_, err := readRequest(bufio.NewReader(strings.NewReader(`{"v":1,"op":"` + op + `"}` + "\n")))
+			if err == nil || err.Error() != resp.Error {
+				t.Errorf("docs/control-api.md: error %q, the supervisor says %v", resp.Error, err)
+			}
+		}
+	}
+	if requests < 5 || answers != 1 {
+		t.Errorf("docs/control-api.md: found %d requests and %d error answers; the test reads the examples' lines", requests, answers)
 	}
 }

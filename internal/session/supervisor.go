@@ -582,32 +582,3 @@ func (s *supervisor) serve(conn *net.UnixConn) {
 		s.attach(conn, r, req)
 	}
 }
-
-func peerUID(conn *net.UnixConn) (int, bool) {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	var cred *unix.Ucred
-	raw.Control(func(fd uintptr) {
-		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if err != nil || cred == nil {
-		return 0, false
-	}
-	return int(cred.Uid), true
-}
-
-func peerPID(conn *net.UnixConn) int32 {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	var pid int32
-	raw.Control(func(fd uintptr) {
-		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
-			pid = cred.Pid
-		}
-	})
-	return pid
-}

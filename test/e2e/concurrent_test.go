@@ -110,28 +110,6 @@ func writeFIFO(t *testing.T, p string) {
 	}
 }
 
-// waitExit waits until process pid has exited, on a pidfd.
-func waitExit(t *testing.T, pid int) {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err == unix.ESRCH {
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	for {
-		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 30_000)
-		if err != unix.EINTR {
-			if err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
-}
-
 // TestSharedSwap: one sandbox's exit check moves aside a path another, still
 // running, protects (the other's protection moves with it); the other's
 // command then makes its own at the freed name. Its exit check sees another

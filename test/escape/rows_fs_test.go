@@ -5,10 +5,11 @@ import (
 	"path/filepath"
 )
 
-// fsRows: reading the developer's secrets and writing outside the project (§4). The
-// real HOME is never mounted: the sandbox HOME at the same path is a fresh directory,
-// so a path of the real HOME is simply not there (ENOENT), and the same holds for
-// every directory outside the view (another project).
+// fsRows: reading the developer's secrets and writing outside the project
+// (docs/architecture.md, "Filesystem view"). The real HOME is never mounted: the
+// sandbox HOME at the same path is a fresh directory, so a path of the real HOME is
+// simply not there (ENOENT), and the same holds for every directory outside the view
+// (another project).
 var fsRows = []row{
 	// Secrets of the real HOME.
 	{name: "read_ssh_key", args: probe("read", "{home}/.ssh/id_rsa"), want: "DENIED ENOENT"},

@@ -1,8 +1,9 @@
 package escape
 
-// kernelRows: the kernel attack surface that seccomp closes (§6). Denials are EPERM,
-// except clone3, which answers ENOSYS so that libcs fall back to clone(2), whose
-// flags the filter can inspect; and foreign-ABI syscalls, which kill the process.
+// kernelRows: the kernel attack surface that seccomp closes (docs/sandbox.md,
+// "seccomp"). Denials are EPERM, except clone3, which answers ENOSYS so that libcs fall
+// back to clone(2), whose flags the filter can inspect; and foreign-ABI syscalls, which
+// kill the process.
 var kernelRows = []row{
 	// New namespaces: a new user namespace gives back every capability inside it,
 	// the entry point of most unprivileged kernel exploits.

@@ -8,11 +8,12 @@ import (
 )
 
 // limitsRows: a project's .stockade.json is the repository's, so the
-// attacker's: it may set only inert variables and only lower limits (issue 9
-// §6). The writable tmpfs mounts are bounded (§7): their pages belong to no
-// process, so without a size the OOM killer would kill host processes for
-// them. A limit set on purpose that cannot be enforced refuses the start
-// (§10): the unprivileged user of the battery has no delegated cgroup.
+// attacker's: it may set only inert variables and only lower limits
+// (docs/sandbox.md, "Choices, and why"). The writable tmpfs mounts are bounded
+// (docs/sandbox.md, "Resource limits"): their pages belong to no process, so
+// without a size the OOM killer would kill host processes for them. A limit
+// set on purpose that cannot be enforced refuses the start (the same
+// section): the unprivileged user of the battery has no delegated cgroup.
 var limitsRows = []row{
 	{name: "project_env_node_options", setup: project(`{"env": ["NODE_OPTIONS=--require=/tmp/evil.js"]}`),
 		args: probe("getenv", "NODE_OPTIONS"), want: refused, refused: `"env": "NODE_OPTIONS" is not allowed`},

@@ -1,11 +1,11 @@
 package escape
 
-// nameRows: beyond git hooks, editor tasks and the instructions of a few
-// agents, a project holds many more files that make a host tool run code
-// without the user knowingly running the project's code: git hook managers'
-// configs, tool-version managers that act at the next shell prompt, package
-// managers' settings that name a program, editors' and other agents' configs
-// (§11). One name of each class exists in the fixture and must be read-only
+// nameRows: beyond git hooks, editor tasks and the instructions of a few agents, a
+// project holds many more files that make a host tool run code without the user
+// knowingly running the project's code: git hook managers' configs, tool-version
+// managers that act at the next shell prompt, package managers' settings that name a
+// program, editors' and other agents' configs (docs/threats.md, "Files that run code on
+// the host later"). One name of each class exists in the fixture and must be read-only
 // inside, as a file or as a directory.
 var nameRows = []row{
 	// Git hook managers: commands at the user's next commit.

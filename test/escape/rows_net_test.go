@@ -2,11 +2,12 @@ package escape
 
 import "errors"
 
-// netRows: the network namespace holds only lo (§5), so any address outside fails at
-// once with ENETUNREACH; the host's loopback, abstract unix sockets and SSH agent are
-// in other namespaces or outside the view; and seccomp refuses the socket types that
-// would go around the egress proxy. Only documentation and link-local addresses are
-// used: even a broken sandbox sends nothing to a real host.
+// netRows: the network namespace holds only lo (docs/architecture.md, "Network path"),
+// so any address outside fails at once with ENETUNREACH; the host's loopback, abstract
+// unix sockets and SSH agent are in other namespaces or outside the view; and seccomp
+// refuses the socket types that would go around the egress proxy. Only documentation
+// and link-local addresses are used: even a broken sandbox sends nothing to a real
+// host.
 var netRows = []row{
 	{name: "interfaces", args: probe("ifaces"), want: "OK lo"},
 	{name: "connect_public_tcp", args: probe("connect-tcp", "203.0.113.1:443"), want: "DENIED ENETUNREACH"},

@@ -1,15 +1,14 @@
 package escape
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // procRows: other processes (host and sandbox init), credentials and what the agent
-// inherits from the shell that started it (§1, §3 steps 3, 6, 7).
+// inherits from the shell that started it (docs/threats.md; docs/architecture.md,
+// "Enforcement order": the environment is step H3, descriptors and capabilities
+// are init's steps 8 and 9).
 var procRows = []row{
 	// A process of the same user on the host: invisible in the new PID namespace.
 	{name: "signal_host_process", args: probe("kill", "{hostpid}", "0"), want: "DENIED ESRCH"},
@@ -91,12 +90,7 @@ func fileCapsCopy(rel string) func(fx *fixture) error {
 		if err != nil {
 			return err
 		}
-		// struct vfs_cap_data, revision 2: magic_etc, then {permitted, inheritable} x2.
-		const vfsCapRevision2, vfsCapFlagsEffective = 0x02000000, 0x1
-		data := make([]byte, 20)
-		binary.LittleEndian.PutUint32(data[0:], vfsCapRevision2|vfsCapFlagsEffective)
-		binary.LittleEndian.PutUint32(data[4:], 1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_NET_RAW)
-		return unix.Setxattr(p, "security.capability", data, 0)
+		return setFileCaps(p)
 	}
 }
 

@@ -1,10 +1,11 @@
 package escape
 
-// protectRows: the project is writable, but the files that make the host run code
-// later (git hooks and config, editor tasks, agent instructions, MCP servers) are
-// read-only inside it (§4), by every route: write, create, chmod, rename, unlink,
-// link, symlink, and by changing the mounts that protect them. A protected path that
-// does not exist yet must not be creatable either: the agent would plant it.
+// protectRows: the project is writable, but the files that make the host run code later
+// (git hooks and config, editor tasks, agent instructions, MCP servers) are read-only
+// inside it (docs/architecture.md, "Filesystem view"), by every route: write, create,
+// chmod, rename, unlink, link, symlink, and by changing the mounts that protect them. A
+// protected path that does not exist yet must not be creatable either: the agent would
+// plant it.
 var protectRows = []row{
 	// .git/hooks: persistence that runs at the developer's next commit.
 	{name: "write_git_hook", args: probe("write", "{work}/.git/hooks/pre-commit"), want: "DENIED EROFS"},

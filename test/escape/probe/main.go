@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command probe is the attacker of the escape battery: run inside the sandbox, each
 // subcommand attempts one thing and prints exactly one line on stdout:
 //
@@ -12,6 +14,10 @@
 // itself prints "PROBE-ERROR ..." and exits 2, so that it can never look like a
 // denial. The probe is static (CGO_ENABLED=0) and uses only the standard library and
 // golang.org/x/sys/unix, so it runs in any sandbox view that has its file.
+//
+// The probe attacks the Linux sandbox and is Linux-only: every file carries a
+// linux build constraint but main_other.go, whose main says so and exits 2
+// elsewhere, so that the module still builds and vets for any GOOS.
 package main
 
 import (

@@ -1,0 +1,91 @@
+package session
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/proc"
+)
+
+// The process handles and peer credentials a session uses are Linux's
+// (pidfds, SO_PEERCRED); process_other.go keeps the package building
+// elsewhere.
+
+// openSupervisor returns a pidfd of the session's supervisor. The start
+// time is read after the pidfd is open and while the process is still
+// alive, so the pidfd cannot be of a process that reused the PID.
+func openSupervisor(sess Session) (int, error) {
+	pidfd, err := unix.PidfdOpen(sess.PID, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("pidfd_open", err)
+	}
+	start := proc.StartTime(sess.PID)
+	if start == "" || start != sess.PIDStart || exited(pidfd) {
+		unix.Close(pidfd)
+		return -1, fmt.Errorf("pid %d is no longer the session's supervisor", sess.PID)
+	}
+	return pidfd, nil
+}
+
+// exited reports whether the process of pidfd has exited.
+func exited(pidfd int) bool {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
+}
+
+// waitExit waits up to timeout for the process of pidfd to exit.
+func waitExit(pidfd int, timeout time.Duration) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		if n > 0 || err != nil {
+			return
+		}
+	}
+}
+
+// terminate sends SIGTERM to the process of pidfd.
+func terminate(pidfd int) error {
+	return os.NewSyscallError("pidfd_send_signal", unix.PidfdSendSignal(pidfd, unix.SIGTERM, nil, 0))
+}
+
+// peerUID returns the user id of the process at the other end of conn,
+// as the kernel recorded it when it connected.
+func peerUID(conn *net.UnixConn) (int, bool) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if err != nil || cred == nil {
+		return 0, false
+	}
+	return int(cred.Uid), true
+}
+
+// peerPID returns the process id of the other end of conn, 0 when unknown.
+func peerPID(conn *net.UnixConn) int32 {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var pid int32
+	raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = cred.Pid
+		}
+	})
+	return pid
+}

@@ -1,0 +1,27 @@
+//go:build !linux
+
+package session
+
+import (
+	"errors"
+	"net"
+	"time"
+)
+
+// errNotSupported: pidfds and SO_PEERCRED are Linux's.
+var errNotSupported = errors.New("sessions need Linux")
+
+// openSupervisor returns errNotSupported.
+func openSupervisor(Session) (int, error) { return -1, errNotSupported }
+
+// waitExit does nothing.
+func waitExit(int, time.Duration) {}
+
+// terminate returns errNotSupported.
+func terminate(int) error { return errNotSupported }
+
+// peerUID reports no peer, so the control socket refuses every client.
+func peerUID(*net.UnixConn) (int, bool) { return 0, false }
+
+// peerPID returns 0.
+func peerPID(*net.UnixConn) int32 { return 0 }
