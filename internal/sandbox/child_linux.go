@@ -98,6 +98,7 @@ func (p *program) send(m *message) syscall.Errno {
 //go:nosplit
 //go:norace
 func (p *program) initMain() {
+	p.reach(stepInit)
 	// No core dump of the supervisor's memory, even before dumpable is off.
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOff), 0, 0, 0)
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
@@ -115,31 +116,68 @@ func (p *program) initMain() {
 	}
 	sys(unix.SYS_CLOSE_RANGE, 4, ^uintptr(0), 0, 0, 0, 0)
 	p.rename()
+	p.reach(stepHostname)
 	if _, e := sys(unix.SYS_SETHOSTNAME, ptr(&p.hostname[0]), uintptr(len(p.hostname)), 0, 0, 0, 0); e != 0 {
 		p.fail(stepHostname, 0, e, ExitSetup)
 	}
+	p.reach(stepNetwork)
 	p.loopbackUp()
 	if len(p.listeners) > 0 {
 		p.listen()
 	}
+	p.reach(stepMaps)
 	p.mapIDs()
+	p.reach(stepCounters)
 	p.lowerCounters()
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepInit, 1, e, ExitSetup)
 	}
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOn), 0, 0, 0)
+	p.reach(stepMount)
 	p.mount()
 	if p.tty {
+		p.reach(stepTerminal)
 		p.openPTY()
 	}
+	p.reach(stepPlaced)
 	p.await(msgPlaced, stepPlaced)
 	// Now in the sandbox's cgroup: a cgroup namespace made now is rooted there.
+	p.reach(stepCgroupNS)
 	if _, e := sys(unix.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepCgroupNS, 0, e, ExitSetup)
 	}
 	p.confine()
+	p.reach(stepExec)
 	cmd := p.start()
 	p.supervise(cmd)
+}
+
+// reach records in the page init shares with the supervisor that init has
+// reached step: if init dies without a report (a crash), the supervisor
+// names the step in its error.
+//
+//go:nosplit
+//go:norace
+func (p *program) reach(step uint8) {
+	*p.progress = step
+	if p.dieAt == step+1 {
+		p.die()
+	}
+}
+
+// die ends init without a report, as a crash would: by a SIGSEGV, with
+// the default action (the kernel unblocks a fault's signal, and kills
+// even PID 1 when the action is the default), or by exiting. Only tests
+// ask for it (testDeath).
+//
+//go:nosplit
+//go:norace
+func (p *program) die() {
+	if p.dieBySignal {
+		sys(unix.SYS_RT_SIGACTION, uintptr(unix.SIGSEGV), ptr(&p.sigDefault), 0, 8, 0, 0)
+		*p.nowhere = 1
+	}
+	sys(unix.SYS_EXIT_GROUP, ExitSetup, 0, 0, 0, 0, 0)
 }
 
 // mapIDs maps the supervisor's uid and gid to themselves in the new user
@@ -523,26 +561,31 @@ func (p *program) openPTY() {
 //go:nosplit
 //go:norace
 func (p *program) confine() {
+	p.reach(stepChdir)
 	if _, e := sys(unix.SYS_CHDIR, ptr(p.cwd), 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepChdir, 0, e, ExitSetup)
 	}
 	if p.nproc != nil {
+		p.reach(stepPids)
 		if _, e := sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NPROC, ptr(p.nproc), 0, 0, 0); e != 0 {
 			p.fail(stepPids, 0, e, ExitSetup)
 		}
 	}
 	// 4. no_new_privs: Landlock and seccomp need it, and it makes setuid
 	// bits and file capabilities inert from here on.
+	p.reach(stepNNP)
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
 		p.fail(stepNNP, 0, e, ExitSetup)
 	}
 	// 5. Landlock.
+	p.reach(stepLandlock)
 	p.landlock()
 	// 6. File descriptors: init holds only 0-3 (the sync socket is
 	// close-on-exec) and, with a terminal, the pty slave (close-on-exec;
 	// the command gets it as 0-2).
 	// 7. Capabilities: lock the secure bits, empty the bounding set and
 	// every capability set.
+	p.reach(stepCaps)
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, caps.SecureBits, 0, 0, 0, 0); e != 0 {
 		p.fail(stepCaps, 0, e, ExitSetup)
 	}
@@ -558,6 +601,7 @@ func (p *program) confine() {
 		p.fail(stepCaps, 3, e, ExitSetup)
 	}
 	// 8. seccomp, last. Init has one thread: no TSYNC needed.
+	p.reach(stepSeccomp)
 	if _, e := sys(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, ptr(&p.filter), 0, 0, 0); e != 0 {
 		p.fail(stepSeccomp, 0, e, ExitSetup)
 	}
