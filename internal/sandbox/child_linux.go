@@ -4,7 +4,7 @@ package sandbox
 
 import (
 	"syscall"
-	"unsafe" // and for go:linkname
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -13,27 +13,42 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 )
 
-// Init is a fork of the supervisor, not a new process image: the clone
-// returns in the child with one thread and the program the supervisor
-// prepared (on amd64 with little else of the supervisor's memory: see
-// init_linux_amd64.go), and that thread must never enter the Go runtime
-// again (no allocation, no stack growth, no scheduler, no write barrier).
-// Everything below runs as //go:nosplit functions that read the program and
-// make raw system calls, the way syscall.forkAndExecInChild does between
-// fork and exec; a call into anything else finds no usable g and crashes
-// init at once instead of corrupting it. The payoff is that a sandbox costs
-// one Go process start, not two.
+// Init's contract. Init is a fork of the supervisor, not a new process
+// image: the clone returns in the child with one thread and the program the
+// supervisor prepared (on amd64, where dropMemory allows, with little else
+// of the supervisor's memory: see init_linux_amd64.go), and that thread
+// must never enter the Go runtime again. The payoff is that a sandbox costs
+// one Go process start, not two. So every function reachable from init's
+// entry (initEntry on amd64; on arm64 the child's return from the clone in
+// startInit, into program.initMain) lives by these rules, the way
+// syscall.forkAndExecInChild does between fork and exec:
+//
+//   - //go:nosplit: no stack-growth check, since init's stack is not one
+//     the runtime knows (on amd64 it is in the arena);
+//   - //go:norace: no call into the race detector's runtime, in a -race
+//     build (which also leaves out checkptr's checks);
+//   - no package-level variable, read or written, of this package or
+//     another: on amd64 init's copy of the binary's data and BSS is gone;
+//   - no allocation: no make, new, append, copy, no slice or map literal,
+//     no &T{}, no string concatenation or conversion, no interface value;
+//   - no closure, method value, defer, go statement, channel, map, type
+//     assertion or panic;
+//   - no call into the runtime or another package: only these functions,
+//     syscall.RawSyscall6, the builtins len, cap, min and max, unsafe's
+//     Add, Sizeof, Offsetof and Alignof, and the assembly glue of the
+//     init_unsafe files (every linkname and assembly declaration of the
+//     package is there).
+//
+// A call into anything else finds no usable g and crashes init at once
+// (the supervisor then reports the step init had reached: program.reach)
+// instead of corrupting it. TestInitContract walks the code from the
+// entries and enforces the rules; a -race build of init calls nothing in
+// the runtime but the panic for an index out of range.
 //
 // Init starts with every signal blocked (runtime_BeforeFork blocks them
 // around the clone) and keeps them blocked: it takes the ones it forwards,
 // and SIGCHLD, from a signalfd. Blocked signals are queued even for the
 // init of a PID namespace, which would otherwise drop them.
-
-//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
-func runtimeBeforeFork()
-
-//go:linkname runtimeAfterFork syscall.runtime_AfterFork
-func runtimeAfterFork()
 
 // atFDCWD is AT_FDCWD as a system call argument.
 const atFDCWD = ^uintptr(99) // -100
@@ -46,6 +61,7 @@ func sys(trap, a1, a2, a3, a4, a5, a6 uintptr) (uintptr, syscall.Errno) {
 }
 
 //go:nosplit
+//go:norace
 func ptr[T any](v *T) uintptr { return uintptr(unsafe.Pointer(v)) }
 
 // fail reports a failed step to the supervisor and exits.
@@ -697,9 +713,6 @@ func (p *program) spawn() uintptr {
 	return pid
 }
 
-// vfork is in vfork_linux_*.s.
-func vfork() (pid uintptr, errno syscall.Errno)
-
 // command is the vforked child that becomes the command: its own session,
 // the terminal as its stdio, default signal handling, then execve along the
 // candidates as execvp(3) does. On failure it leaves the candidate and the
@@ -802,6 +815,7 @@ func (p *program) supervise(cmd uintptr) {
 }
 
 //go:nosplit
+//go:norace
 func exitCode(status int32) int {
 	if sig := status & 0x7f; sig != 0 && sig != 0x7f {
 		return ExitSignalBase + int(sig)
