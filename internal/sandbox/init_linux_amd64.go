@@ -90,6 +90,11 @@ func privateMappings(lo, hi uintptr) []mapping {
 	if err != nil {
 		return nil
 	}
+	return parseMappings(maps, lo, hi)
+}
+
+// parseMappings is privateMappings of maps, the text of /proc/self/maps.
+func parseMappings(maps []byte, lo, hi uintptr) []mapping {
 	var out []mapping
 	sc := bufio.NewScanner(bytes.NewReader(maps))
 	for sc.Scan() {
@@ -99,6 +104,9 @@ func privateMappings(lo, hi uintptr) []mapping {
 			continue
 		}
 		se := bytes.SplitN(f[0], []byte("-"), 2)
+		if len(se) != 2 {
+			continue
+		}
 		start, err1 := strconv.ParseUint(string(se[0]), 16, 64)
 		end, err2 := strconv.ParseUint(string(se[1]), 16, 64)
 		if err1 != nil || err2 != nil || end <= start || (uintptr(start) < hi && uintptr(end) > lo) {

@@ -549,22 +549,34 @@ var argvOnce = sync.OnceValues(argvArea)
 // must hold the strings of os.Args where execve left them.
 func argvArea() (unsafe.Pointer, uintptr) {
 	stat, err := os.ReadFile("/proc/self/stat")
-	i := bytes.LastIndexByte(stat, ')')
-	if err != nil || i < 0 || len(os.Args) == 0 {
+	if err != nil || len(os.Args) == 0 {
 		return nil, 0
+	}
+	start := unsafe.Pointer(unsafe.StringData(os.Args[0]))
+	if n := argvLen(stat, uintptr(start)); n > 0 {
+		return start, n
+	}
+	return nil, 0
+}
+
+// argvLen is the length of the command line and environment from stat,
+// the text of /proc/self/stat, if they start at argv0; else 0.
+func argvLen(stat []byte, argv0 uintptr) uintptr {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
 	}
 	// Fields from the third on; arg_start is the 48th, env_end the 51st.
 	f := strings.Fields(string(stat[i+1:]))
 	if len(f) < 49 {
-		return nil, 0
+		return 0
 	}
 	argStart, err1 := strconv.ParseUint(f[45], 10, 64)
 	envEnd, err2 := strconv.ParseUint(f[48], 10, 64)
-	start := unsafe.Pointer(unsafe.StringData(os.Args[0]))
-	if err1 != nil || err2 != nil || uintptr(argStart) != uintptr(start) || envEnd <= argStart {
-		return nil, 0
+	if err1 != nil || err2 != nil || uintptr(argStart) != argv0 || envEnd <= argStart {
+		return 0
 	}
-	return start, uintptr(envEnd - argStart)
+	return uintptr(envEnd - argStart)
 }
 
 // stepError turns init's report into the error the user sees.
