@@ -376,7 +376,7 @@ func died(reached uint8, ws syscall.WaitStatus) *StepError {
 		how = fmt.Sprintf("was killed by signal %s (%v)", unix.SignalName(ws.Signal()), ws.Signal())
 	}
 	return &StepError{Step: stepName(reached), Code: ExitSetup,
-		Msg: "init " + how + " before it started the command, with no report: a bug in stockade, or a build it cannot run in (see README.md, Building); please report it with the output of 'stockade doctor'"}
+		Msg: "init " + how + " before it started the command, with no report: a bug in stockade; please report it with the output of 'stockade doctor' and how stockade was built"}
 }
 
 // Run starts spec and waits for it.
