@@ -42,8 +42,9 @@ import (
 // A call into anything else finds no usable g and crashes init at once
 // (the supervisor then reports the step init had reached: program.reach)
 // instead of corrupting it. TestInitContract walks the code from the
-// entries and enforces the rules; a -race build of init calls nothing in
-// the runtime but the panic for an index out of range.
+// entries and enforces the rules; TestInitCallsNoRuntime disassembles
+// stockade, as shipped and built with -race, and finds no call into the
+// runtime in init but a bounds check's panic.
 //
 // Init starts with every signal blocked (runtime_BeforeFork blocks them
 // around the clone) and keeps them blocked: it takes the ones it forwards,
