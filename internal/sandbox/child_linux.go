@@ -39,9 +39,10 @@ import (
 //     init_unsafe files (every linkname and assembly declaration of the
 //     package is there).
 //
-// A call into anything else finds no usable g and crashes init at once
-// (the supervisor then reports the step init had reached: program.reach)
-// instead of corrupting it. TestInitContract walks the code from the
+// A call into anything else finds no usable g, or one whose stack is not
+// the one init runs on, and crashes init at once (the supervisor then
+// reports the step init had reached: program.reach) instead of corrupting
+// it. TestInitContract walks the code from the
 // entries and enforces the rules; TestInitCallsNoRuntime disassembles
 // stockade, as shipped and built with -race, and finds no call into the
 // runtime in init but a bounds check's panic.

@@ -272,6 +272,22 @@ func checkCall(info *types.Info, byObj map[types.Object]string, call *ast.CallEx
 	return "", false
 }
 
+// hasDirective reports whether the function name in files has directive.
+func hasDirective(files []*ast.File, name, directive string) bool {
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && funcKey(fd) == name && fd.Doc != nil {
+				for _, c := range fd.Doc.List {
+					if c.Text == directive {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
 func isString(t types.Type) bool {
 	b, ok := t.Underlying().(*types.Basic)
 	return ok && b.Info()&types.IsString != 0
@@ -286,6 +302,11 @@ func TestInitContract(t *testing.T) {
 			violations, checked := checkContract(fset, files, info, initEntries[arch])
 			for _, v := range violations {
 				t.Error(v)
+			}
+			// On arm64 the child returns from the clone into startInit,
+			// which must have no race instrumentation either.
+			if arch == "arm64" && !hasDirective(files, "startInit", "//go:norace") {
+				t.Error("startInit (arm64): no //go:norace, and the child runs its end")
 			}
 			// Not vacuous: the walk reaches the whole of init.
 			for _, want := range []string{"program.initMain", "program.confine", "program.command", "program.supervise", "program.bindAt", "sys", "ptr", "exitCode", "vfork"} {
