@@ -72,3 +72,35 @@ func TestInitDeath(t *testing.T) {
 		})
 	}
 }
+
+// TestAbortBeforeListeners: when the supervisor's own part of the start
+// fails while init waits to send its listeners (a placeholder it cannot
+// make), the run ends at once with that error: init's unread message is
+// not a report, and the supervisor holds no end of init's socket that
+// would keep it waiting.
+func TestAbortBeforeListeners(t *testing.T) {
+	requireSandbox(t)
+	spec, err := NewSpec(Config{ID: "abort1", Workdir: t.TempDir(), Home: "/nonexistent-home",
+		Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Listen = true
+	devnull, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	defer devnull.Close()
+	mine := errors.New("creating placeholder: permission denied")
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(spec, Options{Stdin: devnull, Stdout: devnull, Stderr: devnull,
+			BeforeMounts: func() error { return mine }})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, mine) {
+			t.Errorf("Run = %v, want the supervisor's own error %q", err, mine)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the supervisor still waits 30s after its own part failed")
+	}
+}

@@ -125,3 +125,42 @@ func TestArgvLen(t *testing.T) {
 		t.Errorf("argvArea starts with %q, want %q", got, os.Args[0])
 	}
 }
+
+// TestReadSyncUntakenDescriptors: init's messages that carry descriptors
+// (listeners, the pty master) and that setup stopped before taking are
+// not failure reports: the error of a stopped start stays the supervisor's
+// own. A real report after them still counts.
+func TestReadSyncUntakenDescriptors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msgs [][]byte
+		want string // the StepError's step, or "" for none
+	}{
+		{"listeners", [][]byte{{msgListeners}}, ""},
+		{"pty", [][]byte{{msgPTY}}, ""},
+		{"listeners, then a report", [][]byte{{msgListeners}, report(stepChdir, 0, unix.ENOENT, ExitSetup)}, "chdir"},
+		{"garbage", [][]byte{[]byte("zz")}, "init"},
+	} {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Sandbox{sync: os.NewFile(uintptr(fds[0]), "sync"), msg: make(chan *StepError, 1), prog: &program{},
+			spec: Spec{Exec: ExecSpec{Cwd: "/w"}}}
+		for _, m := range tc.msgs {
+			if _, err := unix.Write(fds[1], m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		unix.Close(fds[1])
+		s.readSync()
+		e := <-s.msg
+		s.sync.Close()
+		switch {
+		case tc.want == "" && e != nil:
+			t.Errorf("%s: readSync reported %v, want nothing", tc.name, e)
+		case tc.want != "" && (e == nil || e.Step != tc.want):
+			t.Errorf("%s: readSync reported %v, want a %s step error", tc.name, e, tc.want)
+		}
+	}
+}
