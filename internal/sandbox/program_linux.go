@@ -351,7 +351,8 @@ const initStack = 16 << 10
 // arena is one private mapping that holds a program and everything it
 // points to, so that init can be cloned without the rest of the
 // supervisor's memory (see startInit). It is not Go memory: pointers in it
-// point into it only, and it is unmapped once init is gone.
+// point into it (or its shared page) only, and it is unmapped once init is
+// gone.
 //
 // shared is one page that init and the supervisor share (MAP_SHARED): init
 // writes there how far it got (program.progress), the supervisor reads it
