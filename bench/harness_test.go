@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // scratch holds everything the benchmarks make (the stockade binary, the
@@ -36,10 +38,7 @@ func TestMain(m *testing.M) {
 // suite's rule: on a machine that should run everything, a skip hides a bug).
 func skip(b *testing.B, format string, args ...any) {
 	b.Helper()
-	if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-		b.Fatalf("STOCKADE_MUST_WORK=1: "+format, args...)
-	}
-	b.Skipf(format, args...)
+	testenv.SkipOrFail(b, format, args...)
 }
 
 var (
@@ -58,11 +57,8 @@ func stockadeBin(b *testing.B) string {
 			return
 		}
 		binPath = filepath.Join(scratch, "stockade")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/stockade")
-		cmd.Dir = ".." // the module root: go test runs in the package directory
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("building stockade: %v\n%s", err, out)
+		if err := testenv.Build(binPath, "./cmd/stockade"); err != nil {
+			binErr = fmt.Errorf("building stockade: %v", err)
 		}
 	})
 	if binErr != nil {

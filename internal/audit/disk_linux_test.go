@@ -11,16 +11,9 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-)
 
-// skipOrFail skips, unless STOCKADE_MUST_WORK=1 turns the skip into a failure.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-		t.Fatalf("with STOCKADE_MUST_WORK=1: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
+	"github.com/stockade-dev/stockade/internal/testenv"
+)
 
 // onSmallTmpfs runs the test again in a private mount namespace (and a user
 // namespace when not root), where body gets a directory on a 1 MiB tmpfs
@@ -49,7 +42,7 @@ func onSmallTmpfs(t *testing.T, body func(t *testing.T, dir string)) {
 	}
 	out, err := cmd.CombinedOutput()
 	if cmd.ProcessState == nil {
-		skipOrFail(t, "no private mount namespace: %v", err)
+		testenv.SkipOrFail(t, "no private mount namespace: %v", err)
 	}
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Fatalf("in a private mount namespace: %v\n%s", err, out)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // These tests use the real kernel. As root they create groups and check that
@@ -24,7 +26,7 @@ import (
 // STOCKADE_MUST_WORK=1 as root makes a limit not enforced, where its
 // controller is mounted, a failure instead of a log line.
 
-func mustWork() bool { return os.Getenv("STOCKADE_MUST_WORK") == "1" && os.Geteuid() == 0 }
+func mustWork() bool { return testenv.MustWork() && os.Geteuid() == 0 }
 
 var controllerOf = map[string]string{"memory": "memory", "cpus": "cpu", "pids": "pids"}
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 var parseCases = []struct {
@@ -106,10 +108,7 @@ func TestParseConfigAgainstGit(t *testing.T) {
 func hostGit(t *testing.T) string {
 	git, err := exec.LookPath("git")
 	if err != nil {
-		if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-			t.Fatalf("with STOCKADE_MUST_WORK=1: no git: %v", err)
-		}
-		t.Skipf("no git: %v", err)
+		testenv.SkipOrFail(t, "no git: %v", err)
 	}
 	return git
 }

@@ -4,7 +4,7 @@ package sandbox
 
 import (
 	"syscall"
-	"unsafe" // and for go:linkname
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -13,27 +13,44 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 )
 
-// Init is a fork of the supervisor, not a new process image: the clone
-// returns in the child with one thread and the program the supervisor
-// prepared (on amd64 with little else of the supervisor's memory: see
-// init_linux_amd64.go), and that thread must never enter the Go runtime
-// again (no allocation, no stack growth, no scheduler, no write barrier).
-// Everything below runs as //go:nosplit functions that read the program and
-// make raw system calls, the way syscall.forkAndExecInChild does between
-// fork and exec; a call into anything else finds no usable g and crashes
-// init at once instead of corrupting it. The payoff is that a sandbox costs
-// one Go process start, not two.
+// Init's contract. Init is a fork of the supervisor, not a new process
+// image: the clone returns in the child with one thread and the program the
+// supervisor prepared (on amd64, where dropMemory allows, with little else
+// of the supervisor's memory: see init_linux_amd64.go), and that thread
+// must never enter the Go runtime again. The payoff is that a sandbox costs
+// one Go process start, not two. So every function reachable from init's
+// entry (initEntry on amd64; on arm64 the child's return from the clone in
+// startInit, into program.initMain) lives by these rules, the way
+// syscall.forkAndExecInChild does between fork and exec:
+//
+//   - //go:nosplit: no stack-growth check, since init's stack is not one
+//     the runtime knows (on amd64 it is in the arena);
+//   - //go:norace: no call into the race detector's runtime, in a -race
+//     build (which also leaves out checkptr's checks);
+//   - no package-level variable, read or written, of this package or
+//     another: on amd64 init's copy of the binary's data and BSS is gone;
+//   - no allocation: no make, new, append, copy, no slice or map literal,
+//     no &T{}, no string concatenation or conversion, no interface value;
+//   - no closure, method value, defer, go statement, channel, map, type
+//     assertion or panic;
+//   - no call into the runtime or another package: only these functions,
+//     syscall.RawSyscall6, the builtins len, cap, min and max, unsafe's
+//     Add, Sizeof, Offsetof and Alignof, and the assembly glue of the
+//     init_unsafe files (every linkname and assembly declaration of the
+//     package is there).
+//
+// A call into anything else finds no usable g, or one whose stack is not
+// the one init runs on, and crashes init at once (the supervisor then
+// reports the step init had reached: program.reach) instead of corrupting
+// it. TestInitContract walks the code from the
+// entries and enforces the rules; TestInitCallsNoRuntime disassembles
+// stockade, as shipped and built with -race, and finds no call into the
+// runtime in init but a bounds check's panic.
 //
 // Init starts with every signal blocked (runtime_BeforeFork blocks them
 // around the clone) and keeps them blocked: it takes the ones it forwards,
 // and SIGCHLD, from a signalfd. Blocked signals are queued even for the
 // init of a PID namespace, which would otherwise drop them.
-
-//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
-func runtimeBeforeFork()
-
-//go:linkname runtimeAfterFork syscall.runtime_AfterFork
-func runtimeAfterFork()
 
 // atFDCWD is AT_FDCWD as a system call argument.
 const atFDCWD = ^uintptr(99) // -100
@@ -46,6 +63,7 @@ func sys(trap, a1, a2, a3, a4, a5, a6 uintptr) (uintptr, syscall.Errno) {
 }
 
 //go:nosplit
+//go:norace
 func ptr[T any](v *T) uintptr { return uintptr(unsafe.Pointer(v)) }
 
 // fail reports a failed step to the supervisor and exits.
@@ -98,6 +116,7 @@ func (p *program) send(m *message) syscall.Errno {
 //go:nosplit
 //go:norace
 func (p *program) initMain() {
+	p.reach(stepInit)
 	// No core dump of the supervisor's memory, even before dumpable is off.
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOff), 0, 0, 0)
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
@@ -115,31 +134,68 @@ func (p *program) initMain() {
 	}
 	sys(unix.SYS_CLOSE_RANGE, 4, ^uintptr(0), 0, 0, 0, 0)
 	p.rename()
+	p.reach(stepHostname)
 	if _, e := sys(unix.SYS_SETHOSTNAME, ptr(&p.hostname[0]), uintptr(len(p.hostname)), 0, 0, 0, 0); e != 0 {
 		p.fail(stepHostname, 0, e, ExitSetup)
 	}
+	p.reach(stepNetwork)
 	p.loopbackUp()
 	if len(p.listeners) > 0 {
 		p.listen()
 	}
+	p.reach(stepMaps)
 	p.mapIDs()
+	p.reach(stepCounters)
 	p.lowerCounters()
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepInit, 1, e, ExitSetup)
 	}
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOn), 0, 0, 0)
+	p.reach(stepMount)
 	p.mount()
 	if p.tty {
+		p.reach(stepTerminal)
 		p.openPTY()
 	}
+	p.reach(stepPlaced)
 	p.await(msgPlaced, stepPlaced)
 	// Now in the sandbox's cgroup: a cgroup namespace made now is rooted there.
+	p.reach(stepCgroupNS)
 	if _, e := sys(unix.SYS_UNSHARE, unix.CLONE_NEWCGROUP, 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepCgroupNS, 0, e, ExitSetup)
 	}
 	p.confine()
+	p.reach(stepExec)
 	cmd := p.start()
 	p.supervise(cmd)
+}
+
+// reach records in the page init shares with the supervisor that init has
+// reached step: if init dies without a report (a crash), the supervisor
+// names the step in its error.
+//
+//go:nosplit
+//go:norace
+func (p *program) reach(step uint8) {
+	*p.progress = step
+	if p.dieAt == step+1 {
+		p.die()
+	}
+}
+
+// die ends init without a report, as a crash would: by a SIGSEGV, with
+// the default action (the kernel unblocks a fault's signal, and kills
+// even PID 1 when the action is the default), or by exiting. Only tests
+// ask for it (testDeath).
+//
+//go:nosplit
+//go:norace
+func (p *program) die() {
+	if p.dieBySignal {
+		sys(unix.SYS_RT_SIGACTION, uintptr(unix.SIGSEGV), ptr(&p.sigDefault), 0, 8, 0, 0)
+		*p.nowhere = 1
+	}
+	sys(unix.SYS_EXIT_GROUP, ExitSetup, 0, 0, 0, 0, 0)
 }
 
 // mapIDs maps the supervisor's uid and gid to themselves in the new user
@@ -523,26 +579,31 @@ func (p *program) openPTY() {
 //go:nosplit
 //go:norace
 func (p *program) confine() {
+	p.reach(stepChdir)
 	if _, e := sys(unix.SYS_CHDIR, ptr(p.cwd), 0, 0, 0, 0, 0); e != 0 {
 		p.fail(stepChdir, 0, e, ExitSetup)
 	}
 	if p.nproc != nil {
+		p.reach(stepPids)
 		if _, e := sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NPROC, ptr(p.nproc), 0, 0, 0); e != 0 {
 			p.fail(stepPids, 0, e, ExitSetup)
 		}
 	}
 	// 4. no_new_privs: Landlock and seccomp need it, and it makes setuid
 	// bits and file capabilities inert from here on.
+	p.reach(stepNNP)
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
 		p.fail(stepNNP, 0, e, ExitSetup)
 	}
 	// 5. Landlock.
+	p.reach(stepLandlock)
 	p.landlock()
 	// 6. File descriptors: init holds only 0-3 (the sync socket is
 	// close-on-exec) and, with a terminal, the pty slave (close-on-exec;
 	// the command gets it as 0-2).
 	// 7. Capabilities: lock the secure bits, empty the bounding set and
 	// every capability set.
+	p.reach(stepCaps)
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, caps.SecureBits, 0, 0, 0, 0); e != 0 {
 		p.fail(stepCaps, 0, e, ExitSetup)
 	}
@@ -558,6 +619,7 @@ func (p *program) confine() {
 		p.fail(stepCaps, 3, e, ExitSetup)
 	}
 	// 8. seccomp, last. Init has one thread: no TSYNC needed.
+	p.reach(stepSeccomp)
 	if _, e := sys(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, ptr(&p.filter), 0, 0, 0); e != 0 {
 		p.fail(stepSeccomp, 0, e, ExitSetup)
 	}
@@ -652,9 +714,6 @@ func (p *program) spawn() uintptr {
 	}
 	return pid
 }
-
-// vfork is in vfork_linux_*.s.
-func vfork() (pid uintptr, errno syscall.Errno)
 
 // command is the vforked child that becomes the command: its own session,
 // the terminal as its stdio, default signal handling, then execve along the
@@ -758,6 +817,7 @@ func (p *program) supervise(cmd uintptr) {
 }
 
 //go:nosplit
+//go:norace
 func exitCode(status int32) int {
 	if sig := status & 0x7f; sig != 0 && sig != 0x7f {
 		return ExitSignalBase + int(sig)

@@ -6,28 +6,36 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// startInit clones init into new namespaces with next to none of the
-// supervisor's memory: every private writable mapping but the program's
-// arena and the process stack (argv and environment) is marked
-// MADV_DONTFORK for the clone, so init gets no copy of the Go heap and
-// stacks, nor of the binary's data and BSS (init reads no package-level
+// startInit clones init into new namespaces, where dropsMemory allows with
+// next to none of the supervisor's memory: every private writable mapping
+// but the program's arena and the process stack (argv and environment) is
+// marked MADV_DONTFORK for the clone, so init gets no copy of the Go heap
+// and stacks, nor of the binary's data and BSS (init reads no package-level
 // variable). After a plain fork each page the supervisor writes first would
 // be copied, with a TLB shootdown to the other CPUs running its threads (in
 // a VM an exit per IPI); and the clone copies no page tables for them.
-// Init starts on a stack in the arena (cloneInit) with a thread pointer of
-// its own, since the Go runtime's is gone from its memory.
+// Init starts on a stack in the arena (cloneInit), then with a thread
+// pointer of its own, since the Go runtime's is gone from its memory;
+// without the drop it keeps the thread pointer, and every mapping C code
+// or a dynamic loader tied to the thread (glibc's rseq area, which the
+// kernel writes on the clone's return to user space, is one).
 //
 //go:norace
 //go:nocheckptr
 func startInit(p *program, a *arena, flags uintptr, into, back []int) (int, bool, syscall.Errno) {
-	lo, hi := a.bounds()
-	ranges := privateMappings(lo, hi)
+	var ranges []mapping
+	tls := uintptr(0)
+	if dropsMemory() {
+		ranges = privateMappings(a.bounds())
+		tls = uintptr(unsafe.Pointer(&p.tls[1]))
+	}
 	// Go's own forks (os/exec) must not run with these marks: they take
 	// ForkLock too.
 	syscall.ForkLock.Lock()
@@ -37,7 +45,7 @@ func startInit(p *program, a *arena, flags uintptr, into, back []int) (int, bool
 	}
 	runtimeBeforeFork()
 	moved := moveThread(into, back)
-	pid, errno := cloneInit(flags|uintptr(syscall.SIGCHLD), p.stack, p, uintptr(unsafe.Pointer(&p.tls[1])))
+	pid, errno := cloneInit(flags|uintptr(syscall.SIGCHLD), p.stack, p, tls)
 	if moved {
 		moveThread(back, nil)
 	}
@@ -48,9 +56,11 @@ func startInit(p *program, a *arena, flags uintptr, into, back []int) (int, bool
 	return int(pid), moved, syscall.Errno(errno)
 }
 
-// cloneInit is in init_linux_amd64.s: clone(flags, stack), and in the child
-// arch_prctl(ARCH_SET_FS, tls) and initEntry(p) on that stack.
-func cloneInit(flags, stack uintptr, p *program, tls uintptr) (pid, errno uintptr)
+// dropsMemory is dropMemory for this binary and process.
+var dropsMemory = sync.OnceValue(func() bool {
+	ok, _ := dropMemory(thisBinary())
+	return ok
+})
 
 // initEntry is where init starts, on its own stack.
 //
@@ -80,6 +90,11 @@ func privateMappings(lo, hi uintptr) []mapping {
 	if err != nil {
 		return nil
 	}
+	return parseMappings(maps, lo, hi)
+}
+
+// parseMappings is privateMappings of maps, the text of /proc/self/maps.
+func parseMappings(maps []byte, lo, hi uintptr) []mapping {
 	var out []mapping
 	sc := bufio.NewScanner(bytes.NewReader(maps))
 	for sc.Scan() {
@@ -89,6 +104,9 @@ func privateMappings(lo, hi uintptr) []mapping {
 			continue
 		}
 		se := bytes.SplitN(f[0], []byte("-"), 2)
+		if len(se) != 2 {
+			continue
+		}
 		start, err1 := strconv.ParseUint(string(se[0]), 16, 64)
 		end, err2 := strconv.ParseUint(string(se[1]), 16, 64)
 		if err1 != nil || err2 != nil || end <= start || (uintptr(start) < hi && uintptr(end) > lo) {

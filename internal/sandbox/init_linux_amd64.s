@@ -3,9 +3,10 @@
 // func cloneInit(flags, stack uintptr, p *program, tls uintptr) (pid, errno uintptr)
 //
 // clone(flags, stack): the child starts on stack, which is its own, sets
-// its thread pointer to tls (the Go runtime's thread block is not in its
-// memory; the ABI wrapper of initEntry reads g from there) and calls
-// initEntry(p), which never returns; the parent returns the result.
+// its thread pointer to tls unless tls is 0 (when the Go runtime's thread
+// block is not in its memory; the ABI wrapper of initEntry reads g from
+// there) and calls initEntry(p), which never returns; the parent returns
+// the result.
 TEXT ·cloneInit(SB),NOSPLIT|NOFRAME,$0-48
 	MOVQ	flags+0(FP), DI
 	MOVQ	stack+8(FP), SI
@@ -31,10 +32,13 @@ ok:
 	RET
 child:
 	// On the new stack; nothing above it is ours.
+	TESTQ	R13, R13
+	JEQ	call
 	MOVQ	$0x1002, DI // ARCH_SET_FS
 	MOVQ	R13, SI
 	MOVQ	$158, AX // SYS_ARCH_PRCTL
 	SYSCALL
+call:
 	SUBQ	$16, SP
 	MOVQ	R12, 0(SP)
 	CALL	·initEntry(SB)

@@ -72,6 +72,17 @@ type program struct {
 	envv  []*byte
 	cands []*byte // where the command may be, in PATH order
 
+	// progress is a byte of a page init shares with the supervisor: the
+	// step init has reached (reach), which names the step if init dies
+	// without a report.
+	progress *uint8
+	// dieAt, when not 0, has init die at step dieAt-1 without a report:
+	// by a SIGSEGV when dieBySignal, else by exiting (a test's hook:
+	// testDeath).
+	dieAt       uint8
+	dieBySignal bool
+	nowhere     *byte // nil: what init faults on to die by SIGSEGV
+
 	stack uintptr    // the top of init's stack, in the arena
 	tls   [2]uintptr // init's thread pointer points here (see cloneInit)
 
@@ -176,6 +187,14 @@ var stepNames = [...]string{
 	stepCaps: "caps", stepSeccomp: "seccomp", stepExec: "exec",
 }
 
+// stepName is step's name, or "init" for one init does not have.
+func stepName(step uint8) string {
+	if int(step) < len(stepNames) {
+		return stepNames[step]
+	}
+	return "init"
+}
+
 // build prepares the program for spec. Its errors are the supervisor's:
 // nothing has been started yet.
 func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) {
@@ -202,6 +221,8 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	}
 	p := take[program](a)
 	p.one, p.slave = 1, -1
+	p.progress = &a.shared[0]
+	p.dieAt, p.dieBySignal = testDeath.at, testDeath.bySignal
 	for i, fd := range fds {
 		p.fds[i] = int32(fd)
 	}
@@ -330,10 +351,16 @@ const initStack = 16 << 10
 // arena is one private mapping that holds a program and everything it
 // points to, so that init can be cloned without the rest of the
 // supervisor's memory (see startInit). It is not Go memory: pointers in it
-// point into it only, and it is unmapped once init is gone.
+// point into it (or its shared page) only, and it is unmapped once init is
+// gone.
+//
+// shared is one page that init and the supervisor share (MAP_SHARED): init
+// writes there how far it got (program.progress), the supervisor reads it
+// when init dies without a report. The command's execve leaves it behind.
 type arena struct {
-	buf []byte
-	off uintptr
+	buf    []byte
+	off    uintptr
+	shared []byte
 }
 
 func newArena(size int) (*arena, error) {
@@ -342,15 +369,32 @@ func newArena(size int) (*arena, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mapping init's memory: %w", os.NewSyscallError("mmap", err))
 	}
-	return &arena{buf: b}, nil
+	shared, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	if err != nil {
+		unix.Munmap(b)
+		return nil, fmt.Errorf("mapping init's memory: %w", os.NewSyscallError("mmap", err))
+	}
+	return &arena{buf: b, shared: shared}, nil
 }
 
 // free unmaps the arena; init must be gone.
 func (a *arena) free() {
 	if a != nil && a.buf != nil {
 		unix.Munmap(a.buf)
-		a.buf = nil
+		unix.Munmap(a.shared)
+		a.buf, a.shared = nil, nil
 	}
+}
+
+// reached is the step init had reached when it last wrote its progress.
+func (a *arena) reached() uint8 { return a.shared[0] }
+
+// testDeath has every init this process starts die at a step (at-1; 0:
+// never) without a report, the way a crash would: for the tests of the
+// supervisor's side of a dead init.
+var testDeath struct {
+	at       uint8
+	bySignal bool
 }
 
 // bounds are the arena's first and last address.
@@ -506,32 +550,39 @@ var argvOnce = sync.OnceValues(argvArea)
 // must hold the strings of os.Args where execve left them.
 func argvArea() (unsafe.Pointer, uintptr) {
 	stat, err := os.ReadFile("/proc/self/stat")
-	i := bytes.LastIndexByte(stat, ')')
-	if err != nil || i < 0 || len(os.Args) == 0 {
+	if err != nil || len(os.Args) == 0 {
 		return nil, 0
+	}
+	start := unsafe.Pointer(unsafe.StringData(os.Args[0]))
+	if n := argvLen(stat, uintptr(start)); n > 0 {
+		return start, n
+	}
+	return nil, 0
+}
+
+// argvLen is the length of the command line and environment from stat,
+// the text of /proc/self/stat, if they start at argv0; else 0.
+func argvLen(stat []byte, argv0 uintptr) uintptr {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
 	}
 	// Fields from the third on; arg_start is the 48th, env_end the 51st.
 	f := strings.Fields(string(stat[i+1:]))
 	if len(f) < 49 {
-		return nil, 0
+		return 0
 	}
 	argStart, err1 := strconv.ParseUint(f[45], 10, 64)
 	envEnd, err2 := strconv.ParseUint(f[48], 10, 64)
-	start := unsafe.Pointer(unsafe.StringData(os.Args[0]))
-	if err1 != nil || err2 != nil || uintptr(argStart) != uintptr(start) || envEnd <= argStart {
-		return nil, 0
+	if err1 != nil || err2 != nil || uintptr(argStart) != argv0 || envEnd <= argStart {
+		return 0
 	}
-	return start, uintptr(envEnd - argStart)
+	return uintptr(envEnd - argStart)
 }
 
 // stepError turns init's report into the error the user sees.
 func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, errno syscall.Errno) *StepError {
-	e := &StepError{Code: ExitSetup}
-	if int(step) < len(stepNames) {
-		e.Step = stepNames[step]
-	} else {
-		e.Step = "init"
-	}
+	e := &StepError{Code: ExitSetup, Step: stepName(step)}
 	if errno != 0 {
 		e.Errno = unix.ErrnoName(errno)
 	}

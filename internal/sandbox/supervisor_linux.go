@@ -27,17 +27,21 @@ var ErrNoUserNS = errors.New("cannot create a user namespace")
 
 // Sandbox is a running sandbox init.
 type Sandbox struct {
-	proc  *initProc
-	opt   Options
-	spec  Spec
-	steps []mount.Step
-	prog  *program
-	arena *arena
-	sync  *os.File
-	msg   chan *StepError
-	quiet bool // init said "quiet", with the command's exit status:
-	code  int  // read by Wait only after readSync is done
-	read  sync.Once
+	proc    *initProc
+	opt     Options
+	spec    Spec
+	steps   []mount.Step
+	prog    *program
+	arena   *arena
+	sync    *os.File
+	msg     chan *StepError
+	quiet   bool // init said "quiet", with the command's exit status:
+	code    int  // read by Wait only after readSync is done
+	started bool // init said "started" (read the same way)
+	read    sync.Once
+	// killed: the supervisor killed init (Kill, Abort), so a death by
+	// SIGKILL before "started" is its own doing, not init's crash.
+	killed atomic.Bool
 }
 
 // Start clones init into new namespaces, lets it build the sandbox of spec
@@ -101,6 +105,12 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 	pid, placed, errno := startInit(s.prog, s.arena, cloneFlags, into, back)
 	if opt.Placer != nil {
 		opt.Placer.ThreadPlaced(placed && errno == 0)
+	}
+	// Init has its copies; with ours closed, its end of the socket closes
+	// when it dies, and every read of ours returns, however far setup got.
+	for i, fd := range moved {
+		unix.Close(fd)
+		moved[i] = -1
 	}
 	if errno != 0 {
 		s.sync.Close()
@@ -225,7 +235,11 @@ func (s *Sandbox) readSync() {
 			if s.opt.OnQuiet != nil {
 				s.opt.OnQuiet()
 			}
+		case n == 1 && (buf[0] == msgListeners || buf[0] == msgPTY):
+			// Descriptors setup stopped before taking (reading without
+			// room for them closes them): not a report.
 		case n == 1 && buf[0] == msgStarted:
+			s.started = true
 			if s.opt.OnCommand != nil {
 				s.opt.OnCommand()
 			}
@@ -280,15 +294,21 @@ func (s *Sandbox) receive(typ byte, n int) ([]*os.File, error) {
 
 // Kill stops the sandbox.
 func (s *Sandbox) Kill() {
-	s.proc.Kill()
+	s.kill()
 	s.Wait()
+}
+
+// kill kills init, and notes that a death by SIGKILL is ours.
+func (s *Sandbox) kill() {
+	s.killed.Store(true)
+	s.proc.Kill()
 }
 
 // Abort stops a sandbox after err and returns the status to exit with and
 // the error to show: init's own StepError when it sent one (it failed
 // first, and err is only the echo of that, such as a broken pipe), else err.
 func (s *Sandbox) Abort(err error) (int, error) {
-	s.proc.Kill()
+	s.kill()
 	if _, werr := s.Wait(); werr != nil {
 		var se *StepError
 		if errors.As(werr, &se) {
@@ -321,6 +341,7 @@ func (s *Sandbox) Wait() (int, error) {
 		return s.code, nil
 	}
 	ws, werr := s.proc.Wait()
+	reached := s.arena.reached()
 	s.arena.free()
 	if e != nil {
 		return e.Code, e
@@ -328,11 +349,29 @@ func (s *Sandbox) Wait() (int, error) {
 	if werr != nil {
 		return ExitSetup, fmt.Errorf("waiting for sandbox init: %w", werr)
 	}
+	// Init dies of our SIGKILL when we kill it (its socket may close, and
+	// our write fail, before it is a zombie we could have seen).
+	ours := s.killed.Load() && ws.Signaled() && ws.Signal() == unix.SIGKILL
+	if !s.started && !ours {
+		return ExitSetup, died(reached, syscall.WaitStatus(ws))
+	}
 	code := ws.ExitStatus()
 	if ws.Signaled() {
 		code = ExitSignalBase + int(ws.Signal())
 	}
 	return code, nil
+}
+
+// died is the error for an init that died before it started the command
+// and without a report: never the command's status, since the command
+// never ran.
+func died(reached uint8, ws syscall.WaitStatus) *StepError {
+	how := fmt.Sprintf("exited with status %d", ws.ExitStatus())
+	if ws.Signaled() {
+		how = fmt.Sprintf("was killed by signal %s (%v)", unix.SignalName(ws.Signal()), ws.Signal())
+	}
+	return &StepError{Step: stepName(reached), Code: ExitSetup,
+		Msg: "init " + how + " before it started the command, with no report: a bug in stockade; please report it with the output of 'stockade doctor' and how stockade was built"}
 }
 
 // Run starts spec and waits for it.

@@ -7,20 +7,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // These tests write to a watched host file through another mount of it, as
 // the agent does through the sandbox's bind mount of the workdir: inotify
 // watches inodes, so the watch on the host path must see the write.
-
-// skipOrFail skips, unless STOCKADE_MUST_WORK=1 turns the skip into a failure.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-		t.Fatalf("with STOCKADE_MUST_WORK=1: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 // watchHook takes a snapshot of the fixture's .git/hooks and starts watching.
 func watchHook(t *testing.T) (dir string, w *watching) {
@@ -45,7 +38,7 @@ func wantHookChange(t *testing.T, dir string, w *watching) {
 func TestWatchThroughBindMount(t *testing.T) {
 	for _, tool := range []string{"sh", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			skipOrFail(t, "needs %s: %v", tool, err)
+			testenv.SkipOrFail(t, "needs %s: %v", tool, err)
 		}
 	}
 	dir, w := watchHook(t)
@@ -60,7 +53,7 @@ func TestWatchThroughBindMount(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if cmd.ProcessState == nil { // could not create the namespaces
-			skipOrFail(t, "no private mount namespace: %v", err)
+			testenv.SkipOrFail(t, "no private mount namespace: %v", err)
 		}
 		t.Fatalf("writing through the bind mount: %v\n%s", err, out)
 	}
@@ -75,7 +68,7 @@ func TestWatchThroughSandbox(t *testing.T) {
 	probe := exec.Command(bin, "run", "--", "true")
 	probe.Dir = t.TempDir()
 	if out, err := probe.CombinedOutput(); err != nil {
-		skipOrFail(t, "the stockade binary cannot run a sandbox here: %v\n%s", err, out)
+		testenv.SkipOrFail(t, "the stockade binary cannot run a sandbox here: %v\n%s", err, out)
 	}
 
 	dir, w := watchHook(t)
@@ -90,19 +83,4 @@ func TestWatchThroughSandbox(t *testing.T) {
 	}
 }
 
-func stockadeBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("STOCKADE_BIN"); bin != "" {
-		return bin
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		skipOrFail(t, "no STOCKADE_BIN and no go to build it: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "stockade")
-	build := exec.Command("go", "build", "-o", bin, "github.com/stockade-dev/stockade/cmd/stockade")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		skipOrFail(t, "building stockade (set STOCKADE_BIN to use a built one): %v\n%s", err, out)
-	}
-	return bin
-}
+func stockadeBinary(t *testing.T) string { return testenv.Stockade(t) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // blindChild is set in the re-executed test binary of TestBlindSaysWhy.
@@ -31,7 +33,7 @@ func TestBlindSaysWhy(t *testing.T) {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		if strings.Contains(err.Error(), "operation not permitted") && os.Getenv("STOCKADE_MUST_WORK") != "1" {
+		if strings.Contains(err.Error(), "operation not permitted") && !testenv.MustWork() {
 			t.Skipf("no user namespace: %v", err)
 		}
 		t.Fatalf("%v\n%s", err, out)

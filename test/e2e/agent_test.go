@@ -15,6 +15,7 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/agent"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // cannedReply and the fake provider come from test/netenv/server: on the
@@ -91,10 +92,7 @@ func runAgentCase(t *testing.T, c agentCase) {
 	}
 	in, err := agent.Find(p, path)
 	if err != nil {
-		if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-			t.Fatalf("%v (scripts/test.sh installs it)", err)
-		}
-		t.Skip(err)
+		testenv.SkipOrFail(t, "%v (scripts/test.sh installs it)", err)
 	}
 	e := newEnv(t)
 	suffix := make([]byte, 8)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 var bin string
@@ -26,10 +28,8 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		bin = filepath.Join(dir, "stockade")
-		build := exec.Command("go", "build", "-o", bin, "../../cmd/stockade")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building stockade: %v\n%s", err, out)
+		if err := testenv.Build(bin, "./cmd/stockade"); err != nil {
+			fmt.Fprintf(os.Stderr, "building stockade: %v\n", err)
 			os.Exit(1)
 		}
 		code := m.Run()
@@ -112,10 +112,7 @@ func requireSandbox(t *testing.T) {
 	if err == nil {
 		return
 	}
-	if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-		t.Fatalf("stockade doctor fails with STOCKADE_MUST_WORK=1:\n%s", out)
-	}
-	t.Skipf("the sandbox cannot run here:\n%s", out)
+	testenv.SkipOrFail(t, "the sandbox cannot run here (stockade doctor fails):\n%s", out)
 }
 
 // stderrLines returns the lines stockade itself wrote, without the start line.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // tmux drives stockade on a real terminal: a detached tmux server of the
@@ -21,10 +23,7 @@ type tmux struct {
 func newTmux(t *testing.T, e *env, width, height int, shell string) *tmux {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-			t.Fatal("tmux is not installed")
-		}
-		t.Skip("tmux is not installed")
+		testenv.SkipOrFail(t, "tmux is not installed")
 	}
 	m := &tmux{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	script := filepath.Join(t.TempDir(), "start.sh")

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // row is one attempt, run once per user.
@@ -69,7 +71,7 @@ var (
 	stockadeBin string // copies in a 0755 directory that every test user can read
 	probeBin    string
 	binDir      string
-	mustWork    = os.Getenv("STOCKADE_MUST_WORK") == "1"
+	mustWork    = testenv.MustWork()
 
 	// parallel bounds the sandboxes running at once (2-core CI machines).
 	parallel = make(chan struct{}, 4)
@@ -116,15 +118,8 @@ func install(env, pkg, name string) (string, error) {
 		}
 		return dst, os.WriteFile(dst, b, 0o755)
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command("go", "build", "-o", dst, pkg)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s (set %s to use a prebuilt one): %w\n%s", pkg, env, err, out)
+	if err := testenv.Build(dst, pkg); err != nil {
+		return "", fmt.Errorf("building %s (set %s to use a prebuilt one): %w", pkg, env, err)
 	}
 	return dst, os.Chmod(dst, 0o755)
 }

@@ -95,14 +95,6 @@ func init() {
 	})
 	register("personality", 1, func(a []string) error { return personality(a[0], 0) })
 	register("personality-hibits", 1, func(a []string) error { return personality(a[0], 1<<32) })
-	register("iopl", 0, func([]string) error {
-		_, _, e := unix.Syscall(unix.SYS_IOPL, 3, 0, 0)
-		return errnoOf(e)
-	})
-	register("ioperm", 0, func([]string) error {
-		_, _, e := unix.Syscall(unix.SYS_IOPERM, 0x80, 1, 1)
-		return errnoOf(e)
-	})
 	register("syslog", 0, func([]string) error {
 		buf := make([]byte, 4096)
 		_, err := unix.Klogctl(unix.SYSLOG_ACTION_READ_ALL, buf)

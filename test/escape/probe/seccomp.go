@@ -17,11 +17,6 @@ import (
 // the probe makes and removes itself, so that only the filter can answer
 // EPERM.
 func init() {
-	register("modify-ldt", 0, func([]string) error { // read the LDT: 0 bytes when there is none
-		buf := make([]byte, 16)
-		_, _, e := unix.Syscall(unix.SYS_MODIFY_LDT, 0, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-		return errnoOf(e)
-	})
 	register("kcmp", 0, func([]string) error { // do I share my memory with myself?
 		const kcmpVM = 1
 		pid := uintptr(os.Getpid())

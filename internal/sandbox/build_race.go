@@ -1,0 +1,6 @@
+//go:build race
+
+package sandbox
+
+// raceBuild: see memoryFacts.race.
+const raceBuild = true
