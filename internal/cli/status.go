@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/stockade-dev/stockade/internal/sandbox"
 	"io"
 	"os"
 	"strings"
@@ -88,6 +89,9 @@ func checkLimits(r policy.Resolved) error {
 func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement {
 	abi := landlock.ABI()
 	e := enforcement{Loosenings: r.Warnings(home, os.Getuid())}
+	if keeps, why := sandbox.KeepsMemory(); keeps {
+		e.Loosenings = append(e.Loosenings, "sandbox init keeps a copy of stockade's memory, the auth proxy's keys among it ("+why+"); build with CGO_ENABLED=0 (README, Quick start)")
+	}
 	for _, rule := range r.Policy.AgentAllow {
 		if r.Policy.Network == "proxy" && rule.LiftsFloor() {
 			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: %s", rule, floorLifted))

@@ -35,3 +35,7 @@ func (*Sandbox) Wait() (int, error) { return ExitSetup, ErrNotSupported }
 
 // Warm does nothing.
 func Warm() {}
+
+// KeepsMemory reports whether sandbox init keeps the supervisor's memory:
+// there is no sandbox here.
+func KeepsMemory() (bool, string) { return false, "" }

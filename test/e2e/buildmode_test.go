@@ -23,6 +23,10 @@ func TestBuildModes(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		testenv.SkipOrFail(t, "no gcc for a cgo build: %v", err)
 	}
+	// The shipped build drops the memory, and says nothing of it.
+	if r := newEnv(t).run("", nil, "run", "--", "true"); r.code != 0 || strings.Contains(r.stderr, "keeps a copy") {
+		t.Fatalf("the shipped build: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
 	for _, tc := range []struct {
 		name  string
 		env   []string
@@ -52,6 +56,10 @@ func TestBuildModes(t *testing.T) {
 			}
 			if err != nil || stdout.String() != "hi\n" {
 				t.Fatalf("stockade (%s) run -- sh -c 'echo hi': %v, stdout %q, stderr:\n%s", tc.name, err, stdout.String(), stderr.String())
+			}
+			// The weaker wall is said where the user sees it.
+			if !strings.Contains(stderr.String(), "LOOSENED: sandbox init keeps a copy of stockade's memory") {
+				t.Fatalf("stockade (%s) does not say that init keeps its memory:\n%s", tc.name, stderr.String())
 			}
 		})
 	}
