@@ -102,6 +102,12 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 	if opt.Placer != nil {
 		opt.Placer.ThreadPlaced(placed && errno == 0)
 	}
+	// Init has its copies; with ours closed, its end of the socket closes
+	// when it dies, and every read of ours returns, however far setup got.
+	for i, fd := range moved {
+		unix.Close(fd)
+		moved[i] = -1
+	}
 	if errno != 0 {
 		s.sync.Close()
 		s.arena.free()
