@@ -1,8 +1,10 @@
 // Package job runs one sandboxed command from a resolved policy: it protects
 // missing paths with placeholders, plans the filesystem view, starts init,
 // hands it the plan and waits. The foreground `stockade run` and a session's
-// detached supervisor both run their commands through it; a Job is plain data
-// so that a launcher can pass it to a supervisor process.
+// detached supervisor both run their commands through it, composed with the
+// same services (Services: the cgroup and the proxies), and hear the same
+// lifecycle (Stages); a Job is plain data so that a launcher can pass it to
+// a supervisor process.
 package job
 
 import (
