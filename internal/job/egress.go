@@ -51,7 +51,7 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 	return px, rules, nil
 }
 
-// ServeWith returns what serves the listeners with px (Services.Run), and
+// ServeWith returns a Hooks.Serve that serves the listeners with px, and
 // the auth listener with auth (nil: nobody listens there, so a connection
 // to 127.0.0.1:2376 is refused).
 func ServeWith(px *egress.Proxy, auth *authproxy.Proxy) func(Listeners) {
