@@ -250,3 +250,26 @@ func names(ents []os.DirEntry) []string {
 	}
 	return out
 }
+
+// TestCgroupCheckedAtPlanned: a cgroup that could not be made stops the run
+// at Planned, before the caller's hook and with nothing started.
+func TestCgroupCheckedAtPlanned(t *testing.T) {
+	requireSandbox(t)
+	j := composeJob(t, "/bin/true")
+	svc, err := Compose(j, Wiring{Cgroup: cgroup.Begin("not/one/element", cgroup.Limits{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	log := &stageLog{placeholder: filepath.Join(j.Policy.Workdir, ".env")}
+	code, err := svc.Run(Hooks{Stages: log.stages()})
+	if code != sandbox.ExitSetup || err == nil || !strings.Contains(err.Error(), "setting up resource limits") {
+		t.Errorf("status %d, error %v; want %d and the cgroup's error", code, err, sandbox.ExitSetup)
+	}
+	if len(log.got) > 0 {
+		t.Errorf("stages %v were called; want none", log.got)
+	}
+	if ents, _ := os.ReadDir(j.Policy.Workdir); len(ents) > 0 {
+		t.Errorf("the workdir holds %v after the run; want the placeholders gone", names(ents))
+	}
+}
