@@ -66,59 +66,35 @@ func (c *runCmd) run() error {
 	// runtime's signal thread) is worked out while the policy resolves.
 	sandbox.Warm()
 	session := c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
-	// In the foreground the cgroup is made as soon as the run has its id,
-	// while the rest of the start goes on; Ready checks it before init
-	// starts. (A session's supervisor makes its own.)
+	// In the foreground the cgroup is begun as soon as the run has its id,
+	// while the rest of the start goes on; the services check it before
+	// init starts. (A session's supervisor makes its own.)
 	var cg *cgroup.Pending
-	defer func() {
-		if cg != nil {
-			cg.Close()
-		}
-	}()
 	j, r, home, err := c.job(func(id string, r policy.Resolved) {
 		if !session {
-			cg = cgroup.Begin("stockade-"+id, limitsOf(r))
+			cg = job.BeginCgroup(id, limitsOf(r))
 		}
 	})
 	if err != nil {
+		if cg != nil {
+			cg.Close()
+		}
 		return err
 	}
 	log := newLogger(j.Policy.LogLevel)
 	if session {
 		return c.session(j, r, home, log)
 	}
-	var serve func(job.Listeners)
-	if j.Policy.Network == "proxy" {
-		note := func(event string, f map[string]any) {
+	svc, err := job.Compose(j, job.Wiring{Cgroup: cg, Required: requirements(r),
+		Event: func(_, event string, f map[string]any) {
 			if event != "connection" && event != "auth_request" {
 				log.info("%s: %v", event, f)
 			}
-		}
-		px, _, err := job.Egress(j.Policy, j.ID, note)
-		if err != nil {
-			return err
-		}
-		defer px.Close()
-		auth, err := job.AuthProxy(j, note)
-		if err != nil {
-			return err
-		}
-		if auth != nil {
-			defer auth.Close()
-		}
-		serve = job.ServeWith(px, auth)
+		}})
+	if err != nil {
+		return err
 	}
-	ready := func() error {
-		_, report, err := cg.Wait()
-		if err != nil {
-			return fmt.Errorf("setting up resource limits: %w", err)
-		}
-		if err := report.Refusal(requirements(r)); err != nil {
-			return err
-		}
-		printStatus(log, j.ID, enforcementOf(r, home, report))
-		return nil
-	}
+	defer svc.Close()
 	var wrap func(io.Writer) io.Writer // the command's output to the user's terminal
 	if j.Policy.Terminal != policy.TerminalRaw {
 		wrap = func(w io.Writer) io.Writer { return termfilter.NewWriter(w, nil) }
@@ -128,13 +104,21 @@ func (c *runCmd) run() error {
 		return fmt.Errorf("setting up the terminal: %w", err)
 	}
 	defer con.Close()
-	code, err := job.Run(j, job.Hooks{
+	code, err := svc.Run(job.Hooks{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
-		TTY: con.TTY, OnPTY: con.Attach, Ready: ready, OnStart: cg.Add, Placer: cg, OnStarted: con.Started,
-		Gone: func() { go cg.Close() }, // beside the checks; the deferred Close waits for it
+		TTY: con.TTY, OnPTY: con.Attach,
+		Stages: job.Stages{
+			Planned: func() error {
+				report, _ := svc.Limits() // checked before this stage
+				printStatus(log, j.ID, enforcementOf(r, home, report))
+				return nil
+			},
+			InitStarted: func(int) error { con.Started(); return nil }, // init holds its stdio
+			SandboxGone: func() { go svc.Close() },                     // beside the checks; the deferred Close waits for it
+		},
 		Warn: log.warn, Debug: log.debugJSON,
 		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
-		OnFinding: log.finding, Serve: serve, GitChecked: gitReport(log),
+		OnFinding: log.finding, GitChecked: gitReport(log),
 	})
 	con.Close()
 	if err != nil {

@@ -1,8 +1,10 @@
 // Package job runs one sandboxed command from a resolved policy: it protects
 // missing paths with placeholders, plans the filesystem view, starts init,
 // hands it the plan and waits. The foreground `stockade run` and a session's
-// detached supervisor both run their commands through it; a Job is plain data
-// so that a launcher can pass it to a supervisor process.
+// detached supervisor both run their commands through it, composed with the
+// same services (Services: the cgroup and the proxies), and hear the same
+// lifecycle (Stages); a Job is plain data so that a launcher can pass it to
+// a supervisor process.
 package job
 
 import (
@@ -51,25 +53,16 @@ type AuthRoute struct {
 	Style    authproxy.Style `json:"style"`
 }
 
-// Hooks connect a run to its terminal, its cgroup and its log.
+// Hooks connect one run to its terminal and its log. The services around
+// the sandbox (cgroup, proxies) are not here: Services.Run adds them.
 type Hooks struct {
 	Stdin, Stdout, Stderr *os.File
 	TTY                   bool                        // the command gets a pty opened inside
 	OnPTY                 func(master *os.File) error // receives its master
-	// Ready runs once the filesystem view is planned, before init starts:
-	// an error stops the run with nothing started (the cgroup made beside
-	// the plan is checked here).
-	Ready     func() error
-	OnStart   func(pid int) error  // cgroup placement of init
-	Placer    sandbox.ThreadPlacer // init starts in its cgroup (sandbox.Options.Placer)
-	OnStarted func()               // init holds its stdio
-	OnCommand func()               // the command is running
-	// Gone runs once init has closed its end (the sandbox is gone but
-	// for the kernel's teardown), before the checks at the end are
-	// waited for: the cgroup can go meanwhile.
-	Gone  func()
-	Warn  func(format string, args ...any)
-	Debug func(what string, v any)
+	// Stages hear the run's lifecycle, in order (see Stages).
+	Stages Stages
+	Warn   func(format string, args ...any)
+	Debug  func(what string, v any)
 	// Snapshot takes a tripwire snapshot of the protected and masked host
 	// paths before the command starts and restores it after the sandbox is
 	// gone; Restored hears what was put back.
@@ -81,9 +74,6 @@ type Hooks struct {
 	// OnFinding hears each finding of the checks at the end of the run
 	// (see Finding); nil prints nothing.
 	OnFinding func(Finding)
-	// Serve serves the sandbox's proxy listeners (network mode "proxy").
-	// Run closes them when the sandbox is gone, which ends the serving.
-	Serve func(Listeners)
 	// GitChecked, when set, has the workdir's git metadata recorded before
 	// the command starts and checked once the sandbox is gone (gitguard);
 	// it hears what was moved aside, or why the check could not be made.
@@ -96,64 +86,81 @@ type Listeners struct {
 	DNSUDP                     net.PacketConn
 }
 
-// Run runs j once and returns the command's exit status. Whatever Run
-// returns, the sandbox is gone and the placeholders with it.
-func Run(j Job, h Hooks) (int, error) {
+// run runs j once in a sandbox that placer puts in its cgroup and serve
+// serves (Services.Run supplies both), and returns the command's exit
+// status. Whatever run returns, the sandbox is gone and the placeholders
+// with it. Each stage of h.Stages is called at most once, in order; one
+// that fails stops the run there, and what the earlier stages made is
+// undone before run returns.
+func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners)) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
+	st := h.Stages
 	sandbox.Warm()
 	// No garbage collection while the sandbox is built (a few MiB are
 	// allocated, and a cycle costs the start a millisecond on a small
 	// machine); it is back on once the command runs.
 	gcPercent := debug.SetGCPercent(-1)
 	gcOn := sync.OnceFunc(func() { debug.SetGCPercent(gcPercent) })
-	defer gcOn()
-	onCommand := h.OnCommand
-	h.OnCommand = func() {
-		gcOn()
-		if onCommand != nil {
-			onCommand()
-		}
-	}
 	pr := prepare(j, h)
-	defer pr.cleanup()
-	if pr.err == nil && h.Ready != nil {
-		pr.err = h.Ready()
+	if pr.err == nil && st.Planned != nil {
+		pr.err = st.Planned()
 	}
 	reviewTaken, review := reviewAt(j, h)
-	defer review()
 	var closers []io.Closer
+	gone := false // the sandbox ran and is gone: the checks are its
 	defer func() {
 		for _, c := range closers {
 			c.Close()
 		}
+		review()
+		pr.cleanup()
+		gcOn()
+		if gone && st.Checked != nil {
+			st.Checked()
+		}
 	}()
 	if pr.err != nil {
-		if h.OnStarted != nil {
-			h.OnStarted()
-		}
 		return sandbox.ExitSetup, pr.err
 	}
 	if h.Debug != nil {
 		h.Debug("mount plan", pr.spec.Plan)
 	}
 	sb, err := sandbox.Start(pr.spec, sandbox.Options{
+		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
+		Placer:       placer,
+		BeforeMounts: pr.ready,
+		OnStart:      st.InitStarted,
 		OnListeners: func(files []*os.File) error {
-			cs, err := serve(files, h.Serve)
+			cs, err := serveListeners(files, serve)
 			closers = cs
 			return err
 		},
-		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
-		BeforeMounts: pr.ready, BeforeCommand: func() error { reviewTaken(); return pr.recorded() },
-		OnStart: h.OnStart, Placer: h.Placer,
-		OnPTY:     h.OnPTY,
-		OnCommand: h.OnCommand,
-		OnQuiet:   pr.removeSoon,
+		OnPTY: h.OnPTY,
+		BeforeCommand: func() error {
+			reviewTaken()
+			if err := pr.recorded(); err != nil {
+				return err
+			}
+			if st.Wired != nil {
+				return st.Wired()
+			}
+			return nil
+		},
+		OnCommand: func() {
+			gcOn()
+			if st.CommandStarted != nil {
+				st.CommandStarted()
+			}
+		},
+		OnQuiet: func() {
+			pr.removeSoon()
+			if st.CommandExited != nil {
+				st.CommandExited()
+			}
+		},
 	})
-	if h.OnStarted != nil {
-		h.OnStarted()
-	}
 	if err != nil {
 		var se *sandbox.StepError
 		if errors.As(err, &se) {
@@ -172,13 +179,14 @@ func Run(j Job, h Hooks) (int, error) {
 		}()
 	}
 	code, err := sb.Wait()
-	if h.Gone != nil {
-		h.Gone()
+	gone = true
+	if st.SandboxGone != nil {
+		st.SandboxGone()
 	}
 	return code, err
 }
 
-// prepared is what Run makes on the host before init starts: the plan, and
+// prepared is what run makes on the host before init starts: the plan, and
 // the placeholders that protect missing paths, which are made while init
 // starts (init mounts nothing before they exist and are recorded; see
 // ready).
@@ -426,9 +434,9 @@ func RecordsDir(stateHome string) string {
 	return filepath.Join(stateHome, "stockade", "placeholders")
 }
 
-// serve turns the listener descriptors from init into net values and hands
-// them to fn; it returns what must be closed to stop serving.
-func serve(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
+// serveListeners turns the listener descriptors from init into net values
+// and hands them to fn; it returns what must be closed to stop serving.
+func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 	defer func() {
 		for _, f := range files {
 			f.Close() // the net values hold their own duplicates

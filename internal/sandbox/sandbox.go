@@ -124,37 +124,39 @@ type ThreadPlacer interface {
 	ThreadPlaced(moved bool)
 }
 
-// Options are the host-side settings of one sandbox run.
+// Options are the host-side settings of one sandbox run. The hooks are
+// declared in the order they run, each at most once; one that returns an
+// error stops the sandbox before the command starts.
 type Options struct {
 	Stdin, Stdout, Stderr *os.File
+	// Placer, when set, has init start in the sandbox's cgroup: the
+	// thread that clones it moves itself there and back around the clone
+	// (cgroup.Group). OnStart then places init in what is left.
+	Placer ThreadPlacer
 	// BeforeMounts runs once init exists; init makes no step of a mount
 	// marked Held (one over a placeholder) before it returns, so the
 	// placeholders the plan binds may be made meanwhile; the other mounts
 	// it makes meanwhile. An error stops the sandbox.
 	BeforeMounts func() error
-	// BeforeCommand runs before init may start the command; an error stops
-	// the sandbox.
-	BeforeCommand func() error
-	// Placer, when set, has init start in the sandbox's cgroup: the
-	// thread that clones it moves itself there and back around the clone
-	// (cgroup.Group). OnStart then places init in what is left.
-	Placer ThreadPlacer
 	// OnStart runs while init builds the filesystem view; the cgroup
 	// placement happens here. Init starts nothing of the command's before
 	// it returns.
 	OnStart func(pid int) error
+	// OnListeners receives the Listeners init made (when the spec asks),
+	// in their order, before the command starts.
+	OnListeners func(files []*os.File) error
+	// OnPTY receives the master of the command's pseudo-terminal, which
+	// init opens inside when the spec asks for a terminal. The command
+	// starts after OnPTY returns, so the terminal's size can be set first.
+	OnPTY func(master *os.File) error
+	// BeforeCommand runs before init may start the command; an error stops
+	// the sandbox.
+	BeforeCommand func() error
+	// OnCommand runs when init has started the command (its execve worked).
+	OnCommand func()
 	// OnQuiet runs when the command has exited and init has killed and
 	// reaped every other process of the sandbox, just before init exits:
 	// from then on nothing inside can act, and host-side cleanup may start
 	// while the kernel tears the namespaces down.
 	OnQuiet func()
-	// OnPTY receives the master of the command's pseudo-terminal, which
-	// init opens inside when the spec asks for a terminal. The command
-	// starts after OnPTY returns, so the terminal's size can be set first.
-	OnPTY func(master *os.File) error
-	// OnCommand runs when init has started the command (its execve worked).
-	OnCommand func()
-	// OnListeners receives the Listeners init made (when the spec asks),
-	// in their order, before the command starts.
-	OnListeners func(files []*os.File) error
 }

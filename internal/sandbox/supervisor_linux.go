@@ -230,6 +230,10 @@ func (s *Sandbox) readSync() {
 			return
 		}
 		switch {
+		case n == 1 && (buf[0] == msgListeners || buf[0] == msgPTY):
+			// Descriptors sent for a setup that stopped before it took
+			// them (a hook failed): no report, and read without their
+			// control message, they are closed.
 		case n == 2 && buf[0] == msgQuiet:
 			s.quiet, s.code = true, int(buf[1])
 			if s.opt.OnQuiet != nil {

@@ -97,15 +97,6 @@ type supervisor struct {
 	dropped map[termfilter.Class]bool
 }
 
-// serveHook serves each run's listeners with the session's one proxy, so
-// that runtime rules outlive restarts.
-func (s *supervisor) serveHook() func(job.Listeners) {
-	if s.proxy == nil {
-		return nil
-	}
-	return job.ServeWith(s.proxy, s.auth)
-}
-
 // Supervise runs the session until its command is done for good. ready is
 // called once: with nil when the command first started, or with the error
 // that kept it from starting. The returned status is the command's last.
@@ -149,43 +140,23 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		},
 	})
 
-	if cfg.Job.Policy.Network == "proxy" {
-		px, rules, err := job.Egress(cfg.Job.Policy, cfg.ID, func(event string, f map[string]any) {
-			s.logFrom(audit.SourceEgress, event, f)
-		})
-		if err != nil {
-			signalReady(err)
-			ln.Close()
-			return sandbox.ExitSetup
-		}
-		defer px.Close()
-		s.proxy, s.rules = px, rules
-		auth, err := job.AuthProxy(cfg.Job, func(event string, f map[string]any) {
-			s.logFrom(audit.SourceAuthProxy, event, f)
-		})
-		if err != nil {
-			signalReady(err)
-			ln.Close()
-			return sandbox.ExitSetup
-		}
-		if auth != nil {
-			defer auth.Close()
-			s.auth = auth
-		}
+	// The session's one set of services serves every run, so that
+	// runtime rules outlive restarts.
+	svc, err := job.Compose(cfg.Job, job.Wiring{Limits: cfg.Limits, Required: cfg.Required, Event: s.logFrom})
+	if err != nil {
+		signalReady(err)
+		ln.Close()
+		return sandbox.ExitSetup
 	}
+	defer svc.Close()
+	s.proxy, s.rules, s.auth = svc.Proxy, svc.Rules, svc.Auth
 
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go s.watchAudit(watchDone)
 
-	cg, report, err := cgroup.New("stockade-"+cfg.ID, cfg.Limits)
+	report, err := svc.Limits()
 	if err != nil {
-		signalReady(fmt.Errorf("setting up resource limits: %w", err))
-		ln.Close()
-		return sandbox.ExitSetup
-	}
-	defer cg.Close()
-	if err := report.Refusal(cfg.Required); err != nil {
 		signalReady(err)
 		ln.Close()
 		return sandbox.ExitSetup
@@ -194,22 +165,17 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		s.log(audit.EventWarning, map[string]any{"message": p.String()})
 	}
 
-	code, reason := s.loop(cg, signalReady)
+	code, reason := s.loop(svc, signalReady)
 	// The proxies finish what they were serving, and log it, before the
 	// stop event ends the log: a command that exits as soon as its last
 	// reply arrives leaves the auth proxy's event for that reply to come.
-	if s.auth != nil {
-		s.auth.Close()
-	}
-	if s.proxy != nil {
-		s.proxy.Close()
-	}
+	svc.CloseProxies()
 	s.finish(code, s.endReason(reason))
 	return code
 }
 
 // loop runs the command, restarting it after crashes.
-func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
+func (s *supervisor) loop(svc *job.Services, ready func(error)) (int, string) {
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		ready(err)
@@ -218,33 +184,30 @@ func (s *supervisor) loop(cg *cgroup.Group, ready func(error)) (int, string) {
 	defer devnull.Close()
 	backoff := restartBase
 	for attempt := 0; ; attempt++ {
-		code, err := job.Run(s.cfg.Job, job.Hooks{
+		code, err := svc.Run(job.Hooks{
 			Stdin: devnull, Stdout: devnull, Stderr: devnull, TTY: true,
-			OnPTY:  s.setMaster,
-			Placer: cg,
-			OnStart: func(pid int) error {
-				s.mu.Lock()
-				s.initPID = pid
-				stopping := s.stopping
-				s.mu.Unlock()
-				if stopping {
-					return errors.New("session stopped")
-				}
-				if err := cg.Add(pid); err != nil {
-					return err
-				}
-				return s.cfg.Store.Update(s.cfg.ID, func(sess *Session) error {
-					sess.State, sess.InitPID, sess.Restarts = Running, pid, attempt
-					return nil
-				})
+			OnPTY: s.setMaster,
+			Stages: job.Stages{
+				InitStarted: func(pid int) error {
+					s.mu.Lock()
+					s.initPID = pid
+					stopping := s.stopping
+					s.mu.Unlock()
+					if stopping {
+						return errors.New("session stopped")
+					}
+					return s.cfg.Store.Update(s.cfg.ID, func(sess *Session) error {
+						sess.State, sess.InitPID, sess.Restarts = Running, pid, attempt
+						return nil
+					})
+				},
+				CommandStarted: func() { ready(nil) },
 			},
-			OnCommand:  func() { ready(nil) },
 			Snapshot:   true,
 			Restored:   s.restored,
 			OnFinding:  s.finding,
 			GitChecked: s.gitChecked,
 			OnTamper:   s.tamperHook(),
-			Serve:      s.serveHook(),
 			Warn:       func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
 		})
 		s.clearMaster()

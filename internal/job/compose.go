@@ -1,0 +1,159 @@
+package job
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/stockade-dev/stockade/internal/audit"
+	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/egress"
+)
+
+// Services are what serves a sandbox from the host: its cgroup, and in
+// network mode "proxy" the egress and auth proxies behind the listeners
+// init makes. Compose makes them; Run runs the job's command in a sandbox
+// they serve, once or again (a session restarts its command under the same
+// services, so that its runtime rules and its cgroup outlive restarts);
+// Close ends them.
+//
+// The foreground `stockade run` and a session's supervisor both compose
+// their sandboxes here, and this is the one place that says which service
+// acts at which of the Stages: a new service (a container engine's, a
+// transparent network capture) joins here once, and both get it.
+type Services struct {
+	job Job
+	// Proxy and Rules are the egress proxy and its rules, nil unless the
+	// network mode is "proxy"; Auth is the auth proxy, nil without routes.
+	Proxy *egress.Proxy
+	Rules *egress.Rules
+	Auth  *authproxy.Proxy
+
+	cgroup     *cgroup.Pending
+	required   []cgroup.Requirement
+	limitsOnce sync.Once
+	report     cgroup.Report
+	limitsErr  error
+	closeOnce  sync.Once
+}
+
+// Wiring is what Compose connects the services to.
+type Wiring struct {
+	// Cgroup is the sandbox's cgroup when the caller began it early
+	// (BeginCgroup, as soon as the run's id is known, so that it is made
+	// while the rest of the start goes on); nil: Compose begins it with
+	// Limits. Compose owns it from then on, even when it fails.
+	Cgroup *cgroup.Pending
+	Limits cgroup.Limits
+	// Required are the limits set on purpose: one that is not enforced
+	// stops the run at Stages.Planned, with nothing started.
+	Required []cgroup.Requirement
+	// Event hears the proxies' events, each with its audit source
+	// (audit.SourceEgress, audit.SourceAuthProxy); nil drops them.
+	Event func(source, event string, fields map[string]any)
+}
+
+// BeginCgroup begins making the cgroup of the run with the given id.
+func BeginCgroup(id string, l cgroup.Limits) *cgroup.Pending {
+	return cgroup.Begin("stockade-"+id, l)
+}
+
+// Compose makes the services of j. On an error nothing of them is left.
+func Compose(j Job, w Wiring) (*Services, error) {
+	s := &Services{job: j, cgroup: w.Cgroup, required: w.Required}
+	fail := func(err error) (*Services, error) {
+		s.Close()
+		return nil, err
+	}
+	event := func(source string) func(string, map[string]any) {
+		return func(ev string, f map[string]any) {
+			if w.Event != nil {
+				w.Event(source, ev, f)
+			}
+		}
+	}
+	if j.Policy.Network == "proxy" {
+		px, rules, err := Egress(j.Policy, j.ID, event(audit.SourceEgress))
+		if err != nil {
+			return fail(err)
+		}
+		s.Proxy, s.Rules = px, rules
+		if s.Auth, err = AuthProxy(j, event(audit.SourceAuthProxy)); err != nil {
+			return fail(err)
+		}
+	}
+	if s.cgroup == nil {
+		s.cgroup = BeginCgroup(j.ID, w.Limits)
+	}
+	return s, nil
+}
+
+// Limits waits for the cgroup and checks the limits required of it. The
+// first answer stands for every run; the report says what is not enforced.
+func (s *Services) Limits() (cgroup.Report, error) {
+	s.limitsOnce.Do(func() {
+		_, s.report, s.limitsErr = s.cgroup.Wait()
+		if s.limitsErr != nil {
+			s.limitsErr = fmt.Errorf("setting up resource limits: %w", s.limitsErr)
+			return
+		}
+		s.limitsErr = s.report.Refusal(s.required)
+	})
+	return s.report, s.limitsErr
+}
+
+// Run runs the job's command once in a sandbox the services serve and
+// returns its exit status (see run). The services act at each stage before
+// the caller's hook of that stage does.
+func (s *Services) Run(h Hooks) (int, error) {
+	caller := h.Stages
+	h.Stages.Planned = func() error {
+		if _, err := s.Limits(); err != nil {
+			return err
+		}
+		if caller.Planned != nil {
+			return caller.Planned()
+		}
+		return nil
+	}
+	// The thread that clones init moves into the cgroup and back (the
+	// Placer below); Add puts init in what that could not reach.
+	h.Stages.InitStarted = func(pid int) error {
+		if err := s.cgroup.Add(pid); err != nil {
+			return err
+		}
+		if caller.InitStarted != nil {
+			return caller.InitStarted(pid)
+		}
+		return nil
+	}
+	var serve func(Listeners)
+	if s.Proxy != nil {
+		serve = ServeWith(s.Proxy, s.Auth)
+	}
+	return run(s.job, h, s.cgroup, serve)
+}
+
+// CloseProxies stops the proxies: new connections are refused, the auth
+// proxy lets its requests finish, and both log what they served. It may
+// be called more than once.
+func (s *Services) CloseProxies() {
+	if s.Auth != nil {
+		s.Auth.Close()
+	}
+	if s.Proxy != nil {
+		s.Proxy.Close()
+	}
+}
+
+// Close stops the proxies and removes the cgroup, killing what is left in
+// it. It may be called more than once, and at once from several
+// goroutines: every call returns once the services are gone.
+func (s *Services) Close() {
+	s.closeOnce.Do(func() {
+		s.CloseProxies()
+		if s.cgroup != nil {
+			s.cgroup.Close()
+		}
+	})
+}
