@@ -32,7 +32,8 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 	return px, rules, nil
 }
 
-// ServeWith returns a Hooks.Serve that serves the listeners with px, and
+// ServeWith returns what serves the sandbox's listeners with px (Services.Run
+// hands it the listeners init made), and
 // the auth listener with auth (nil: nobody listens there, so a connection
 // to sandboxnet.AuthAddr is refused).
 func ServeWith(px *egress.Proxy, auth *authproxy.Proxy) func(Listeners) {
