@@ -32,10 +32,10 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 	return px, rules, nil
 }
 
-// ServeWith returns what serves the sandbox's listeners with px (Services.Run
-// hands it the listeners init made), and
-// the auth listener with auth (nil: nobody listens there, so a connection
-// to sandboxnet.AuthAddr is refused).
+// ServeWith returns what serves the listeners init made (Services.Run hands
+// them over): the proxy listeners with px, and the auth listener with auth
+// (nil: nobody listens there, so a connection to sandboxnet.AuthAddr is
+// refused).
 func ServeWith(px *egress.Proxy, auth *authproxy.Proxy) func(Listeners) {
 	return func(ls Listeners) {
 		go px.ServeHTTPProxy(ls.HTTP)
