@@ -5,6 +5,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"github.com/stockade-dev/stockade/internal/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,10 +42,7 @@ func requireSandbox(t *testing.T) {
 		err = landlock.CheckABI(landlock.ABI())
 	}
 	if err != nil {
-		if os.Getenv("STOCKADE_MUST_WORK") == "1" {
-			t.Fatalf("sandbox unavailable with STOCKADE_MUST_WORK=1: %v", err)
-		}
-		t.Skipf("sandbox unavailable: %v", err)
+		testenv.SkipOrFail(t, "sandbox unavailable: %v", err)
 	}
 }
 
