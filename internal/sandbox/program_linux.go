@@ -35,7 +35,9 @@ type program struct {
 	argsLen  uintptr
 	name     *byte
 	hostname []byte
+	procSelf *byte // "/proc/self", where idFiles are
 	idFiles  []idFile
+	userDir  *byte    // userCounterDir, where limits are
 	limits   []idFile // /proc/sys/user counters and their values (counters_linux.go)
 	ifreq    [40]byte // struct ifreq for lo
 
@@ -240,13 +242,15 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		{"setgroups", "deny"},
 		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
 	}
+	p.procSelf = a.cstr("/proc/self")
 	p.idFiles = takeSlice[idFile](a, len(maps))
 	for i, f := range maps {
-		p.idFiles[i] = idFile{path: a.cstr("/proc/self/" + f.file), data: a.bytes(f.data)}
+		p.idFiles[i] = idFile{path: a.cstr(f.file), data: a.bytes(f.data)}
 	}
+	p.userDir = a.cstr(userCounterDir)
 	p.limits = takeSlice[idFile](a, len(host.counters))
 	for i, l := range host.counters {
-		p.limits[i] = idFile{path: a.cstr(l.path), data: a.bytes(strconv.FormatInt(l.value, 10))}
+		p.limits[i] = idFile{path: a.cstr(strings.TrimPrefix(l.path, userCounterDir)), data: a.bytes(strconv.FormatInt(l.value, 10))}
 	}
 	copy(p.ifreq[:], "lo")
 
