@@ -19,28 +19,12 @@ import (
 // on the locked OS thread that then calls execve, so that no setup step of
 // its own runs under it.
 func Install(prog []Instruction) error {
-	return install(prog, unix.SECCOMP_FILTER_FLAG_TSYNC)
-}
-
-// InstallThread loads prog on the calling thread only, for a caller that
-// holds its goroutine on one locked OS thread and executes a program next:
-// execve ends every other thread, and the new image keeps the filter of the
-// thread that called it. Other threads of a Go process keep making the
-// runtime's own calls (futex, nanosleep, ...) until then, which an
-// allowlist's filter would answer by killing the whole process, so the
-// filter must not reach them. PR_SET_NO_NEW_PRIVS must be set on the same
-// thread first.
-func InstallThread(prog []Instruction) error {
-	return install(prog, 0)
-}
-
-func install(prog []Instruction, flags uintptr) error {
 	if len(prog) == 0 || len(prog) > maxInstructions {
 		return fmt.Errorf("installing seccomp filter: %d instructions, want 1 to %d", len(prog), maxInstructions)
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		flags, uintptr(unsafe.Pointer(&fprog)))
+		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
 	runtime.KeepAlive(prog)
 	switch {
 	case errno == unix.EACCES:

@@ -4,6 +4,3 @@ package seccomp
 
 // Install returns ErrNotSupported: seccomp exists only on Linux.
 func Install([]Instruction) error { return ErrNotSupported }
-
-// InstallThread returns ErrNotSupported: seccomp exists only on Linux.
-func InstallThread([]Instruction) error { return ErrNotSupported }
