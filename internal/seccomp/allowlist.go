@@ -40,3 +40,14 @@ func Allowlist(names []string, arch Arch) (Profile, error) {
 		Rules:         []Rule{{Names: kept, Action: Allow, Reason: "named in the allowlist"}},
 	}, nil
 }
+
+// Syscalls returns the sorted names of every system call arch has: what an
+// allowlist can name there.
+func Syscalls(arch Arch) []string {
+	var names []string
+	for name := range arches[arch].numbers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
