@@ -10,7 +10,9 @@ import (
 )
 
 type sealCmd struct {
-	PolicyFile string   `name:"policy-file" type:"path" placeholder:"FILE" help:"Read the policy from FILE (not writable by group or others) instead of descriptor 3."`
+	PolicyFile string   `name:"policy-file" xor:"policy" type:"path" placeholder:"FILE" help:"Read the policy from FILE (not writable by group or others) instead of descriptor 3."`
+	Policy     string   `name:"policy" placeholder:"JSON" help:"The policy itself, instead of a file or descriptor 3." xor:"policy"`
+	KeepCaps   bool     `name:"keep-caps" help:"Leave the capability sets as they are (for a container's entrypoint, whose OCI config limits them)."`
 	Command    []string `arg:"" passthrough:"partial" help:"The command to confine, after --." placeholder:"-- CMD [ARGS...]"`
 }
 
@@ -49,7 +51,7 @@ func (c *sealCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "stockade seal: no command; usage: stockade seal [--policy-file FILE] -- CMD [ARGS...]")
 		return exitError{seal.ExitPolicy}
 	}
-	err := seal.Run(seal.Options{PolicyFile: c.PolicyFile, Args: args, Env: os.Environ()})
+	err := seal.Run(seal.Options{Policy: []byte(c.Policy), PolicyFile: c.PolicyFile, KeepCaps: c.KeepCaps, Args: args, Env: os.Environ()})
 	var se *seal.Error
 	if errors.As(err, &se) {
 		fmt.Fprintf(os.Stderr, "stockade seal: %v\n", se.Err)

@@ -141,3 +141,17 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepCaps: a policy given inline with KeepCaps (how a container's
+// entrypoint is sealed) confines as well, and leaves the capability sets
+// as they were: root keeps its bounding set.
+func TestKeepCaps(t *testing.T) {
+	bin, _ := filepath.Abs(os.Args[0])
+	r := runSeal(t, sealRun{policy: basePolicy(""), inline: true, args: []string{bin, "read:/etc/hostname", "status"}})
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "EACCES\n") || !strings.Contains(r.stdout, "NoNewPrivs: 1") {
+		t.Fatalf("exit %d signal %v\nstdout %s\nstderr %s", r.code, r.signal, r.stdout, r.stderr)
+	}
+	if os.Geteuid() == 0 && strings.Contains(r.stdout, "CapBnd: 0000000000000000") {
+		t.Errorf("root lost its bounding set under KeepCaps: %s", r.stdout)
+	}
+}

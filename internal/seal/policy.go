@@ -18,13 +18,14 @@
 // then executes the command, which inherits all of it:
 //
 //	76 refuse to run set-user-ID or set-group-ID (real and effective ids differ)
-//	70 read and check the policy (from a file, or from descriptor 3);
+//	70 read and check the policy (given, from a file, or from descriptor 3);
 //	   75 if the file is writable by others than its owner
 //	74 find the command
 //	75 no_new_privs
 //	71 Landlock: the filesystem rules
 //	75 mark every descriptor above 2 close-on-exec
-//	73 empty the capability sets
+//	73 empty the capability sets (unless KeepCaps, for a container's
+//	   entrypoint, whose OCI config has limited them already)
 //	72 seccomp: the system call filter
 //	74 execve
 //

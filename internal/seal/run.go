@@ -4,8 +4,15 @@ import "fmt"
 
 // Options are what Run needs.
 type Options struct {
-	// PolicyFile is the policy's path; empty means descriptor 3.
+	// Policy is the policy itself; when empty, it is read from PolicyFile,
+	// or from descriptor 3 when that is empty too.
+	Policy     []byte
 	PolicyFile string
+	// KeepCaps leaves the capability sets as they are, for a container's
+	// entrypoint: its OCI config has cut them down already, and its own
+	// start (a database dropping to its user) may need them. no_new_privs
+	// still keeps execve from adding any.
+	KeepCaps bool
 	// Args is the command; Args[0] is looked up in Env's PATH.
 	Args []string
 	Env  []string

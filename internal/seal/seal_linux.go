@@ -35,9 +35,12 @@ func Run(o Options) error {
 	if err := checkIDs(); err != nil {
 		return err
 	}
-	data, err := readPolicy(o.PolicyFile)
-	if err != nil {
-		return err
+	data := o.Policy
+	if len(data) == 0 {
+		var err error
+		if data, err = readPolicy(o.PolicyFile); err != nil {
+			return err
+		}
 	}
 	p, err := Parse(data)
 	if err != nil {
@@ -78,8 +81,10 @@ func Run(o Options) error {
 	if err := closeInherited(); err != nil {
 		return &Error{ExitPermission, err}
 	}
-	if err := caps.DropThread(); err != nil {
-		return &Error{ExitCaps, err}
+	if !o.KeepCaps {
+		if err := caps.DropThread(); err != nil {
+			return &Error{ExitCaps, err}
+		}
 	}
 	errno := filterAndExec(filter, argv0, argv, envv)
 	if errno.filter {

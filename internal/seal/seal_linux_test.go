@@ -74,7 +74,11 @@ func child() int {
 			env = append(env, kv)
 		}
 	}
-	err := Run(Options{PolicyFile: os.Getenv("SEAL_TEST_POLICY"), Args: os.Args[1:], Env: env})
+	o := Options{PolicyFile: os.Getenv("SEAL_TEST_POLICY"), Args: os.Args[1:], Env: env}
+	if inline := os.Getenv("SEAL_TEST_INLINE"); inline != "" {
+		o.Policy, o.KeepCaps = []byte(inline), true
+	}
+	err := Run(o)
 	var se *Error
 	if errors.As(err, &se) {
 		fmt.Fprintln(os.Stderr, "seal:", se.Err)
@@ -129,6 +133,7 @@ type sealRun struct {
 	policy string // JSON; @WORK@ and @BIN@ are replaced
 	mode   os.FileMode
 	pre    string
+	inline bool // pass the policy in Options.Policy, with KeepCaps
 	extra  bool // pass descriptors 3 to 9 open
 	args   []string
 }
@@ -164,7 +169,10 @@ func runSeal(t *testing.T, r sealRun) sealResult {
 	cmd.Env = append(os.Environ(), "SEAL_TEST_CHILD=1", "SEAL_TEST_PROBE=1", "SEAL_TEST_PRE="+r.pre)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if r.mode == 0 {
+	switch {
+	case r.inline:
+		cmd.Env = append(cmd.Env, "SEAL_TEST_INLINE="+policy)
+	case r.mode == 0:
 		rd, w, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +180,7 @@ func runSeal(t *testing.T, r sealRun) sealResult {
 		go func() { w.WriteString(policy); w.Close() }()
 		defer rd.Close()
 		cmd.ExtraFiles = []*os.File{rd}
-	} else {
+	default:
 		file := filepath.Join(t.TempDir(), "policy.json")
 		if err := os.WriteFile(file, []byte(policy), r.mode); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,150 @@
+// Package ocihook holds the policy stockade applies to every container the
+// engine inside a sandbox starts, as two OCI hooks run by the stockade binary:
+//
+//   - Precreate rewrites the proposed runtime configuration (the engine's
+//     precreate hook contract: the config on stdin, the config to use on
+//     stdout): the sandbox user, no_new_privileges, the default capability
+//     set at most, the workload seccomp profile, hidepid=2 on /proc, the
+//     masked and read-only /proc and /sys paths, a core limit of 0, and the
+//     entrypoint run under `stockade seal` (the binary mounted read-only at
+//     SealPath) with a Landlock policy derived from the container's mounts.
+//   - Check validates the configuration the runtime is about to use (the
+//     createRuntime hook) and refuses it on the first check that fails, in
+//     one line naming the check and the field. It does not trust Precreate to
+//     have run: an engine under the agent's control may skip or undo it.
+//
+// Spec models only the fields the hooks read; Precreate edits the JSON in
+// place, so fields it does not know pass through unchanged. Both are pure:
+// no engine, no kernel state, except that Check resolves mount sources on
+// the filesystem (the kernel follows their symbolic links too).
+package ocihook
+
+import "encoding/json"
+
+// SealPath is where the stockade binary is mounted, read-only, in every
+// container; the entrypoint runs as `SealPath seal --keep-caps --policy ...`.
+const SealPath = "/.stockade/stockade"
+
+// Facts are what a session knows that the hooks check the config against.
+type Facts struct {
+	// Workdir, Storage (the engine's image and container storage) and
+	// Volumes (named volume directories) are the only places a container
+	// may bind a directory from.
+	Workdir string   `json:"workdir"`
+	Storage string   `json:"storage"`
+	Volumes []string `json:"volumes"`
+	// Seccomp is the canonical workload profile, as OCI linux.seccomp JSON.
+	Seccomp json.RawMessage `json:"seccomp"`
+	// UID and GID are the sandbox user every container process runs as.
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	// SealSource is the stockade binary's path in the engine's view, bound
+	// read-only at SealPath.
+	SealSource string `json:"seal_source"`
+	// RequireDigest refuses an image named by tag: only name@sha256:... runs.
+	RequireDigest bool `json:"require_digest"`
+	// Image is the reference of the container's image.
+	Image string `json:"image"`
+	// EngineNamespaces identifies the engine's own namespaces by type
+	// ("network" -> "net:[4026532011]"), and NamespaceOf tells what a
+	// namespace path in the config names (os.Readlink by default): a
+	// container joining one of the engine's is refused.
+	EngineNamespaces map[string]string            `json:"engine_namespaces"`
+	NamespaceOf      func(string) (string, error) `json:"-"`
+}
+
+// Spec is the part of an OCI runtime configuration (config.json) the hooks
+// read.
+type Spec struct {
+	Process     *Process          `json:"process"`
+	Root        *Root             `json:"root"`
+	Mounts      []Mount           `json:"mounts"`
+	Annotations map[string]string `json:"annotations"`
+	Linux       *Linux            `json:"linux"`
+}
+
+// Process is the container's process.
+type Process struct {
+	User            User          `json:"user"`
+	Args            []string      `json:"args"`
+	Capabilities    *Capabilities `json:"capabilities"`
+	Rlimits         []Rlimit      `json:"rlimits"`
+	NoNewPrivileges bool          `json:"noNewPrivileges"`
+}
+
+// User is the identity of the process.
+type User struct {
+	UID            uint32   `json:"uid"`
+	GID            uint32   `json:"gid"`
+	AdditionalGids []uint32 `json:"additionalGids"`
+}
+
+// Capabilities are the capability sets, by name (CAP_CHOWN, ...).
+type Capabilities struct {
+	Bounding    []string `json:"bounding"`
+	Effective   []string `json:"effective"`
+	Inheritable []string `json:"inheritable"`
+	Permitted   []string `json:"permitted"`
+	Ambient     []string `json:"ambient"`
+}
+
+// Rlimit is one resource limit.
+type Rlimit struct {
+	Type string `json:"type"`
+	Hard uint64 `json:"hard"`
+	Soft uint64 `json:"soft"`
+}
+
+// Root is the container's root filesystem.
+type Root struct {
+	Path     string `json:"path"`
+	Readonly bool   `json:"readonly"`
+}
+
+// Mount is one mount of the container.
+type Mount struct {
+	Destination string   `json:"destination"`
+	Type        string   `json:"type"`
+	Source      string   `json:"source"`
+	Options     []string `json:"options"`
+}
+
+// Linux holds the Linux-specific settings.
+type Linux struct {
+	Namespaces        []Namespace       `json:"namespaces"`
+	Devices           []Device          `json:"devices"`
+	Resources         *Resources        `json:"resources"`
+	Sysctl            map[string]string `json:"sysctl"`
+	Seccomp           json.RawMessage   `json:"seccomp"`
+	RootfsPropagation string            `json:"rootfsPropagation"`
+	MaskedPaths       []string          `json:"maskedPaths"`
+	ReadonlyPaths     []string          `json:"readonlyPaths"`
+}
+
+// Namespace is a namespace the container gets: new, or joined by Path.
+type Namespace struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
+}
+
+// Device is a device node created in the container.
+type Device struct {
+	Path  string `json:"path"`
+	Type  string `json:"type"`
+	Major int64  `json:"major"`
+	Minor int64  `json:"minor"`
+}
+
+// Resources holds the device cgroup rules.
+type Resources struct {
+	Devices []DeviceRule `json:"devices"`
+}
+
+// DeviceRule is one device cgroup rule.
+type DeviceRule struct {
+	Allow  bool   `json:"allow"`
+	Type   string `json:"type"`
+	Major  *int64 `json:"major"`
+	Minor  *int64 `json:"minor"`
+	Access string `json:"access"`
+}
