@@ -36,6 +36,7 @@ type root struct {
 	Policy   policyCmd   `cmd:"" help:"Inspect the effective policy."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
 	Seal     sealCmd     `cmd:"" help:"Confine this process (Landlock, seccomp, no capabilities) and execute a command."`
+	Hook     hookCmd     `cmd:"" hidden:"" help:"OCI hooks of the container engine (run by the engine, not by hand)."`
 }
 
 // grammar returns the command-line model to parse args with: only the named

@@ -25,6 +25,12 @@ import "encoding/json"
 // container; the entrypoint runs as `SealPath seal --keep-caps --policy ...`.
 const SealPath = "/.stockade/stockade"
 
+// ImageAnnotations are the config annotations the hook CLI reads the image
+// reference from, first found first. Which one the engine stockade starts
+// sets is fixed when the engine is wired in; until then an image without
+// any of them is refused under --require-digest.
+var ImageAnnotations = []string{"io.stockade.image", "io.kubernetes.cri.image-name", "org.opencontainers.image.ref.name"}
+
 // Facts are what a session knows that the hooks check the config against.
 type Facts struct {
 	// Workdir, Storage (the engine's image and container storage) and
