@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/seal"
 )
 
 // session makes the facts of a session over temporary directories, and
@@ -86,6 +88,9 @@ func TestPrecreate(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(s.Process.Args[4]), &policy); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := seal.Parse([]byte(s.Process.Args[4])); err != nil {
+		t.Errorf("the entrypoint's policy is not one seal takes: %v", err)
 	}
 	var writable []string
 	for _, a := range policy.Filesystem.Allow {
