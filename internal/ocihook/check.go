@@ -56,6 +56,9 @@ var checks = []check{
 // Check validates config against the session's facts and returns a
 // *Refusal for the first check it fails.
 func Check(config []byte, f Facts) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
 	var s Spec
 	if err := json.Unmarshal(config, &s); err != nil {
 		return &Refusal{"config", "config.json", err.Error()}

@@ -240,3 +240,24 @@ func TestChecksCovered(t *testing.T) {
 		}
 	}
 }
+
+// TestFactsRequired: facts without a seccomp profile or with a relative
+// directory stop both hooks, rather than letting precreate put no profile
+// in place.
+func TestFactsRequired(t *testing.T) {
+	f, raw := session(t)
+	for name, change := range map[string]func(f *Facts){
+		"no seccomp":       func(f *Facts) { f.Seccomp = nil },
+		"relative workdir": func(f *Facts) { f.Workdir = "work" },
+		"relative volume":  func(f *Facts) { f.Volumes = []string{"pg"} },
+	} {
+		ff := f
+		change(&ff)
+		if _, err := Precreate(raw, ff); err == nil || !strings.Contains(err.Error(), "the session's facts") {
+			t.Errorf("%s: Precreate = %v", name, err)
+		}
+		if err := Check(raw, ff); err == nil || !strings.Contains(err.Error(), "the session's facts") {
+			t.Errorf("%s: Check = %v", name, err)
+		}
+	}
+}

@@ -16,6 +16,9 @@ import (
 // replaced by the canonical one, its entrypoint runs under seal. Fields
 // Precreate does not know are kept as they are.
 func Precreate(config []byte, f Facts) ([]byte, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
 	var cfg map[string]any
 	dec := json.NewDecoder(bytes.NewReader(config))
 	dec.UseNumber()

@@ -19,7 +19,12 @@
 // the filesystem (the kernel follows their symbolic links too).
 package ocihook
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+)
 
 // SealPath is where the stockade binary is mounted, read-only, in every
 // container; the entrypoint runs as `SealPath seal --keep-caps --policy ...`.
@@ -33,9 +38,11 @@ var ImageAnnotations = []string{"io.stockade.image", "io.kubernetes.cri.image-na
 
 // Facts are what a session knows that the hooks check the config against.
 type Facts struct {
-	// Workdir, Storage (the engine's image and container storage) and
-	// Volumes (named volume directories) are the only places a container
-	// may bind a directory from.
+	// Workdir, Storage and Volumes (named volume directories) are the only
+	// places a container may bind a directory from. Storage holds all the
+	// engine keeps: its image and container store and its run root (where
+	// podman writes each container's hosts and resolv.conf), so the engine
+	// is configured with both beneath it.
 	Workdir string   `json:"workdir"`
 	Storage string   `json:"storage"`
 	Volumes []string `json:"volumes"`
@@ -153,4 +160,25 @@ type DeviceRule struct {
 	Major  *int64 `json:"major"`
 	Minor  *int64 `json:"minor"`
 	Access string `json:"access"`
+}
+
+// Validate reports a fact a hook cannot work without: a relative or empty
+// directory, or no canonical seccomp profile (precreate would put none in
+// place).
+func (f Facts) Validate() error {
+	for name, dir := range map[string]string{"workdir": f.Workdir, "storage": f.Storage, "seal_source": f.SealSource} {
+		if !filepath.IsAbs(dir) {
+			return fmt.Errorf("the session's facts: %s %q is not an absolute path", name, dir)
+		}
+	}
+	for _, v := range f.Volumes {
+		if !filepath.IsAbs(v) {
+			return fmt.Errorf("the session's facts: volume %q is not an absolute path", v)
+		}
+	}
+	var profile map[string]any
+	if json.Unmarshal(f.Seccomp, &profile) != nil || profile == nil {
+		return errors.New("the session's facts: seccomp is not an OCI seccomp profile (a JSON object)")
+	}
+	return nil
 }
