@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stockade-dev/stockade/internal/landlock"
+	"github.com/stockade-dev/stockade/internal/ocihook"
 	"github.com/stockade-dev/stockade/internal/seccomp"
 )
 
@@ -104,5 +106,33 @@ func TestSealCommand(t *testing.T) {
 	code, sig, stdout, _ = seal(t, "", "--policy", sealPolicy(work, strings.Replace(allow, `"allow": [`, `"allow": ["uname",`, 1)), "--", "uname")
 	if code != 0 || sig != 0 || stdout != "Linux\n" {
 		t.Errorf("uname listed: exit %d signal %v stdout %q", code, sig, stdout)
+	}
+}
+
+// TestSealContainerPolicy runs seal as a container's entrypoint runs under
+// it: --keep-caps, and the policy precreate derives from the container's
+// mounts. With a read-only root, the writable bind takes writes; the
+// read-only one and the rest of the tree do not, though all can be read
+// and run.
+func TestSealContainerPolicy(t *testing.T) {
+	rw, ro := t.TempDir(), t.TempDir()
+	os.Chmod(ro, 0o777)
+	spec := ocihook.Spec{
+		Root: &ocihook.Root{Path: "/", Readonly: true},
+		Mounts: []ocihook.Mount{
+			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs"},
+			{Destination: rw, Type: "bind", Source: rw, Options: []string{"rbind", "nosuid", "nodev"}},
+			{Destination: ro, Type: "bind", Source: ro, Options: []string{"rbind", "ro"}},
+		},
+	}
+	policy, err := json.Marshal(ocihook.Policy(&spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, sig, stdout, stderr := seal(t, "", "--keep-caps", "--policy", string(policy), "--", "sh", "-c",
+		`echo x > `+rw+`/f && echo wrote; echo x > `+ro+`/f 2>/dev/null || echo denied; `+
+			`echo x > `+filepath.Dir(rw)+`/stockade-seal-e2e 2>/dev/null || echo denied; cat /etc/hostname >/dev/null && echo read`)
+	if code != 0 || sig != 0 || stdout != "wrote\ndenied\ndenied\nread\n" {
+		t.Errorf("exit %d signal %v stdout %q stderr %q", code, sig, stdout, stderr)
 	}
 }
