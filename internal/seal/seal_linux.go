@@ -104,7 +104,9 @@ type execErrno struct {
 // stack growth's mmap) could be one the allowlist kills for. It allocates
 // nothing and cannot grow its stack. The only other call the thread may
 // make meanwhile is rt_sigreturn, after a signal handler, and
-// seccomp.Allowlist always allows it.
+// seccomp.Allowlist always allows it. Being nosplit, the function is no
+// safe point for the runtime's asynchronous preemption either: a SIGURG
+// arriving here finds nothing to preempt and returns at once.
 //
 //go:nosplit
 func filterAndExec(filter []seccomp.Instruction, argv0 *byte, argv, envv []*byte) execErrno {
@@ -134,10 +136,11 @@ func checkIDs() error {
 // write it chooses the sandbox.
 func readPolicy(path string) ([]byte, error) {
 	if path == "" {
-		f := os.NewFile(3, "fd 3")
 		if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err != nil {
 			return nil, fail(ExitPolicy, "no policy: pass --policy-file FILE, or the policy JSON on descriptor 3")
 		}
+		f := os.NewFile(3, "fd 3")
+		defer f.Close()
 		b, err := io.ReadAll(io.LimitReader(f, MaxPolicy+1))
 		if err != nil {
 			return nil, fail(ExitPolicy, "reading the policy from descriptor 3: %w", err)
