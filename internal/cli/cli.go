@@ -35,6 +35,8 @@ type root struct {
 	Doctor   doctorCmd   `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
 	Policy   policyCmd   `cmd:"" help:"Inspect the effective policy."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
+	Seal     sealCmd     `cmd:"" help:"Confine this process (Landlock, seccomp, no capabilities) and execute a command."`
+	Hook     hookCmd     `cmd:"" hidden:"" help:"OCI hooks of the container engine (run by the engine, not by hand)."`
 }
 
 // grammar returns the command-line model to parse args with: only the named

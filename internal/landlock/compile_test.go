@@ -96,3 +96,22 @@ func TestABIInfos(t *testing.T) {
 		t.Errorf("MinABI %d has no row", MinABI)
 	}
 }
+
+// TestLevels: no level of a seal policy grants device creation, only
+// execute grants Execute, and write implies read.
+func TestLevels(t *testing.T) {
+	for name, access := range Levels {
+		if access&(AccessMakeChar|AccessMakeBlock) != 0 {
+			t.Errorf("%s grants device creation", name)
+		}
+		if (access&AccessExecute != 0) != (name == "execute") {
+			t.Errorf("%s: execute %v", name, access&AccessExecute != 0)
+		}
+		if access&read != read {
+			t.Errorf("%s does not grant reading", name)
+		}
+	}
+	if Levels["write"]&AccessWriteFile == 0 || Levels["write"] != Levels["readwrite"] {
+		t.Errorf("write %#x readwrite %#x", Levels["write"], Levels["readwrite"])
+	}
+}

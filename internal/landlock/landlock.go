@@ -105,6 +105,27 @@ func abiInfoOf(abi int) abiInfo {
 	return abiInfos[min(abi, len(abiInfos))-1]
 }
 
+// Levels are the access levels a stockade seal policy gives one path, as
+// rights; like a tier, a level grants them beneath a directory. write
+// implies read (a tool that writes a file reads it back), and readwrite is
+// the same level under the name SafeClaw's policies use. Neither carries
+// Execute: a path whose programs run is "execute", and one that is both
+// written and run needs two entries (which is the point of asking).
+var Levels = map[string]uint64{
+	"read":      read,
+	"execute":   read | AccessExecute,
+	"write":     read | write | AccessRefer | AccessIoctlDev,
+	"readwrite": read | write | AccessRefer | AccessIoctlDev,
+}
+
+// Handled returns the filesystem rights and scopes the kernel of the given
+// ABI can handle: a ruleset handles them all, so that a right nobody grants
+// is denied.
+func Handled(abi int) (fs, scope uint64) {
+	info := abiInfoOf(abi)
+	return info.fs, info.scoped
+}
+
 // Ruleset is a Landlock ruleset ready for landlock_create_ruleset(2) and
 // landlock_add_rule(2), reduced to what the kernel's ABI knows.
 type Ruleset struct {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 	"os"
@@ -32,44 +31,15 @@ func restrictTiers(t Tiers) error {
 }
 
 func (r Ruleset) restrict() error {
-	attr := RulesetAttr{HandledFS: r.HandledFS, Scoped: r.Scoped}
-	fd, _, e := syscall.RawSyscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), RulesetAttrSize, 0)
-	if e != 0 {
-		return fmt.Errorf("creating the landlock ruleset: %w", os.NewSyscallError("landlock_create_ruleset", e))
-	}
-	defer unix.Close(int(fd))
-	for _, rule := range r.Rules {
-		if err := addRule(int(fd), rule); err != nil {
-			return err
-		}
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
-		return fmt.Errorf("enforcing the landlock ruleset: %w", os.NewSyscallError("landlock_restrict_self", e))
-	}
-	return nil
-}
-
-func addRule(ruleset int, rule Rule) error {
-	fd, err := unix.Open(rule.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	fd, err := r.create()
 	if err != nil {
-		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("open", err))
+		return err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("fstat", err))
-	}
-	attr := PathBeneathAttr{Allowed: rule.Access, Fd: int32(fd)}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		attr.Allowed &= AccessFile
-	}
-	if attr.Allowed == 0 {
-		return nil
-	}
-	if _, _, e := syscall.RawSyscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), RulePathBeneath, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
-		return fmt.Errorf("landlock rule for %s: %w", rule.Path, os.NewSyscallError("landlock_add_rule", e))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
+		return fmt.Errorf("enforcing the landlock ruleset: %w", os.NewSyscallError("landlock_restrict_self", e))
 	}
 	return nil
 }

@@ -17,6 +17,12 @@
 //	unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) // Install needs it
 //	err = seccomp.Install(prog)                      // then execve
 //
+// Allowlist builds the other kind of profile, the one stockade seal installs
+// for a policy with defaultDeny: exactly the named calls run, and every
+// other call kills the process. The number tables hold every call of each
+// architecture, so any name can be listed; a name no architecture has is
+// ErrUnknownSyscall.
+//
 // # What Default denies
 //
 // Default allows everything else and answers a denied call with EPERM, so a

@@ -110,10 +110,13 @@ func TestLongBody(t *testing.T) {
 
 // TestManyCalls denies every call the tables know, so the program is long
 // and the last blocks sit far beyond a conditional jump from the start.
+// (Those both arches have, but getpid and read.)
 func TestManyCalls(t *testing.T) {
 	var names []string
 	for name := range arches[AMD64].numbers {
-		names = append(names, name)
+		if _, ok := arches[ARM64].lookup(name); ok && name != "getpid" && name != "read" {
+			names = append(names, name)
+		}
 	}
 	p := Profile{DefaultAction: Allow, Rules: []Rule{{Names: names, Action: EPERM}}}
 	rows := []row{call("getpid", Allow), call("read", Allow)}

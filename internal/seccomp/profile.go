@@ -35,8 +35,9 @@ const (
 const (
 	// Allow lets the system call run.
 	Allow Action = retAllow
-	// KillProcess kills the whole thread group with SIGSYS. It is used only
-	// for calls that no correct program makes (foreign architecture, x32).
+	// KillProcess kills the whole thread group with SIGSYS. Default uses it
+	// only for calls no correct program makes (foreign architecture, x32);
+	// an Allowlist gives it to every call it does not name.
 	KillProcess Action = retKillProcess
 )
 

@@ -41,7 +41,8 @@ func TestDefaultCoversBaseline(t *testing.T) {
 
 // TestArchTables checks the number tables against the profile: every name
 // Default uses has a number on each arch or is listed as absent there (never
-// both), every table entry is used, and no two names share a number.
+// both), and no two names share a number. The tables hold every call of
+// their arch, for allowlists; the sysnum tests compare them with x/sys/unix.
 func TestArchTables(t *testing.T) {
 	used := Default().Names()
 	for _, arch := range Arches() {
@@ -54,9 +55,6 @@ func TestArchTables(t *testing.T) {
 		}
 		byNr := make(map[uint32]string)
 		for name, nr := range info.numbers {
-			if _, found := slices.BinarySearch(used, name); !found {
-				t.Errorf("%v: table has %s, which Default does not use", arch, name)
-			}
 			if other, dup := byNr[nr]; dup {
 				t.Errorf("%v: %s and %s share number %d", arch, name, other, nr)
 			}

@@ -1,0 +1,263 @@
+package ocihook
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stockade-dev/stockade/internal/seal"
+)
+
+// session makes the facts of a session over temporary directories, and
+// the podman config of a container that binds the workdir and a volume.
+func session(t *testing.T) (Facts, []byte) {
+	t.Helper()
+	base := t.TempDir()
+	f := Facts{
+		Workdir:          filepath.Join(base, "work"),
+		Storage:          filepath.Join(base, "storage"),
+		Volumes:          []string{filepath.Join(base, "volumes", "pg")},
+		Seccomp:          json.RawMessage(`{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}`),
+		UID:              1000,
+		GID:              1000,
+		SealSource:       filepath.Join(base, "bin", "stockade"),
+		Image:            "registry.test/busybox:1",
+		EngineNamespaces: map[string]string{"network": "net:[1]", "pid": "pid:[1]"},
+		NamespaceOf: func(path string) (string, error) {
+			ids := map[string]string{"/run/user/1000/netns/netns-abc": "net:[2]", "/proc/1/ns/net": "net:[1]"}
+			if id, ok := ids[path]; ok {
+				return id, nil
+			}
+			return "", os.ErrNotExist
+		},
+	}
+	for _, d := range []string{f.Workdir, f.Volumes[0], filepath.Join(f.Storage, "overlay/abc/merged"), filepath.Join(f.Storage, "overlay-containers/abc/userdata"), filepath.Dir(f.SealSource), filepath.Join(base, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(f.Storage, "overlay-containers/abc/userdata/hosts"), nil, 0o644)
+	os.Symlink("/", filepath.Join(f.Workdir, "root"))
+	raw, err := os.ReadFile("testdata/podman.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = []byte(strings.NewReplacer("@STORAGE@", f.Storage, "@WORK@", f.Workdir, "@VOLUME@", f.Volumes[0]).Replace(string(raw)))
+	return f, raw
+}
+
+// TestPrecreate: podman's config for a container that asked for more
+// (CAP_SYS_ADMIN, extra groups, core dumps, an allow-all seccomp profile)
+// fails the checks as it is and passes them once precreate has rewritten
+// it; what precreate does not know is kept; a second run changes nothing.
+func TestPrecreate(t *testing.T) {
+	f, raw := session(t)
+	var r *Refusal
+	if err := Check(raw, f); !errors.As(err, &r) || r.Check != "user" {
+		t.Errorf("podman's own config: %v, want refused by the user check", err)
+	}
+	out, err := Precreate(raw, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(out, f); err != nil {
+		t.Fatalf("precreated config refused: %v\n%s", err, out)
+	}
+	var s Spec
+	json.Unmarshal(out, &s)
+	if got := s.Process.Capabilities.Bounding; slices.Contains(got, "CAP_SYS_ADMIN") || len(got) != len(DefaultCaps) {
+		t.Errorf("bounding set %v", got)
+	}
+	var m map[string]any
+	json.Unmarshal(out, &m)
+	if m["hostname"] != "abc" || m["process"].(map[string]any)["cwd"] != "/" || m["linux"].(map[string]any)["uidMappings"] == nil {
+		t.Errorf("fields precreate does not know were lost: %s", out)
+	}
+	if want := []string{SealPath, "seal", "--keep-caps", "--policy"}; !slices.Equal(s.Process.Args[:4], want) ||
+		!slices.Equal(s.Process.Args[5:], []string{"--", "sh", "-c", "echo hi"}) {
+		t.Errorf("args %q", s.Process.Args)
+	}
+	var policy struct {
+		Filesystem struct {
+			Allow []struct{ Path, Access string }
+		}
+	}
+	if err := json.Unmarshal([]byte(s.Process.Args[4]), &policy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seal.Parse([]byte(s.Process.Args[4])); err != nil {
+		t.Errorf("the entrypoint's policy is not one seal takes: %v", err)
+	}
+	var writable []string
+	for _, a := range policy.Filesystem.Allow {
+		if a.Access == "write" {
+			writable = append(writable, a.Path)
+		}
+	}
+	if want := []string{"/", "/dev", "/dev/pts", "/dev/mqueue", "/etc/hosts", "/src"}; !slices.Equal(writable, want) {
+		t.Errorf("writable paths %v, want %v (never the read-only /data)", writable, want)
+	}
+	again, err := Precreate(out, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s2 Spec
+	json.Unmarshal(again, &s2)
+	if !slices.Equal(s.Process.Args, s2.Process.Args) || len(s2.Mounts) != len(s.Mounts) {
+		t.Errorf("a second precreate changed the config:\n%s\n%s", out, again)
+	}
+}
+
+// TestCheck: the precreated config passes; each row changes one thing and
+// must be refused by the check it names, with the field in the message.
+func TestCheck(t *testing.T) {
+	f, raw := session(t)
+	good, err := Precreate(raw, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cfg = map[string]any
+	proc := func(m cfg) cfg { return m["process"].(cfg) }
+	lin := func(m cfg) cfg { return m["linux"].(cfg) }
+	mount := func(m cfg, i int) cfg { return m["mounts"].([]any)[i].(cfg) }
+	addMount := func(m cfg, mnt cfg) { m["mounts"] = append(m["mounts"].([]any), mnt) }
+	bind := func(src, dst string, opts ...string) cfg {
+		return cfg{"destination": dst, "type": "bind", "source": src, "options": append([]string{"rbind", "nosuid", "nodev"}, opts...)}
+	}
+	home := filepath.Join(filepath.Dir(f.Workdir), "home")
+	tests := []struct {
+		name, check, field string
+		change             func(m cfg)
+		facts              func(f *Facts)
+	}{
+		{"no process", "process", "process", func(m cfg) { delete(m, "process") }, nil},
+		{"runs as root", "user", "process.user", func(m cfg) { proc(m)["user"].(cfg)["uid"] = 0 }, nil},
+		{"extra group", "groups", "additionalGids[0]", func(m cfg) { proc(m)["user"].(cfg)["additionalGids"] = []any{0} }, nil},
+		{"new privileges", "no_new_privileges", "noNewPrivileges", func(m cfg) { proc(m)["noNewPrivileges"] = false }, nil},
+		{"cap-add ALL", "capabilities", "capabilities.bounding", func(m cfg) {
+			c := proc(m)["capabilities"].(cfg)
+			c["bounding"] = append(c["bounding"].([]any), "CAP_SYS_ADMIN")
+		}, nil},
+		{"ambient", "capabilities", "capabilities.ambient", func(m cfg) { proc(m)["capabilities"].(cfg)["ambient"] = []any{"CAP_CHOWN"} }, nil},
+		{"seccomp=unconfined", "seccomp", "linux.seccomp", func(m cfg) { delete(lin(m), "seccomp") }, nil},
+		{"another profile", "seccomp", "linux.seccomp", func(m cfg) { lin(m)["seccomp"] = cfg{"defaultAction": "SCMP_ACT_ALLOW"} }, nil},
+		{"pid host", "namespaces", "linux.namespaces", func(m cfg) {
+			ns := lin(m)["namespaces"].([]any)
+			lin(m)["namespaces"] = ns[1:]
+		}, nil},
+		{"network of the engine", "namespaces", "linux.namespaces[1].path", func(m cfg) {
+			lin(m)["namespaces"].([]any)[1].(cfg)["path"] = "/proc/1/ns/net"
+		}, nil},
+		{"root outside storage", "root", "root.path", func(m cfg) { m["root"].(cfg)["path"] = "/" }, nil},
+		{"-v /:/host", "mounts", "mounts[10].source", func(m cfg) { addMount(m, bind("/", "/host")) }, nil},
+		{"-v $HOME:/h", "mounts", "mounts[10].source", func(m cfg) { addMount(m, bind(home, "/h")) }, nil},
+		{"symlink out of the workdir", "mounts", "mounts[10].source", func(m cfg) { addMount(m, bind(f.Workdir+"/root", "/h")) }, nil},
+		{"dotdot out of the workdir", "mounts", "mounts[10].source", func(m cfg) { addMount(m, bind(f.Workdir+"/../home", "/h")) }, nil},
+		{"bind without nosuid", "mounts", "mounts[10].options", func(m cfg) {
+			addMount(m, cfg{"destination": "/w", "type": "bind", "source": f.Workdir, "options": []string{"rbind", "nodev"}})
+		}, nil},
+		{"bind-nonrecursive of the workdir", "mounts", "mounts[10].options", func(m cfg) {
+			addMount(m, cfg{"destination": "/w", "type": "bind", "source": f.Workdir, "options": []string{"bind", "nosuid", "nodev"}})
+		}, nil},
+		{"overlay mount", "mounts", "mounts[10].type", func(m cfg) {
+			addMount(m, cfg{"destination": "/x", "type": "overlay", "source": "overlay", "options": []string{"lowerdir=/"}})
+		}, nil},
+		{"mounting the engine's proc", "mounts", "mounts[10].destination", func(m cfg) {
+			addMount(m, cfg{"destination": "/p", "type": "proc", "source": "proc"})
+		}, nil},
+		{"seal writable", "mounts", "mounts[9]", func(m cfg) { mount(m, 9)["options"] = []any{"bind", "nosuid", "nodev"} }, nil},
+		{"rshared root", "propagation", "linux.rootfsPropagation", func(m cfg) { lin(m)["rootfsPropagation"] = "rshared" }, nil},
+		{"shared bind", "propagation", "mounts[10].options", func(m cfg) { addMount(m, bind(f.Workdir, "/w", "shared")) }, nil},
+		{"no hidepid", "proc", "mounts[0].options", func(m cfg) { mount(m, 0)["options"] = []any{"nosuid", "noexec", "nodev"} }, nil},
+		{"bind over /proc/sys", "proc", "mounts[10]", func(m cfg) { addMount(m, bind(f.Workdir, "/proc/sys")) }, nil},
+		{"no proc", "proc", "mounts", func(m cfg) { m["mounts"] = m["mounts"].([]any)[1:] }, nil},
+		{"bind over the wrapper", "entrypoint", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "/.stockade")) }, nil},
+		{"entrypoint not sealed", "entrypoint", "process.args", func(m cfg) { proc(m)["args"] = []any{"sh"} }, nil},
+		{"--device /dev/sda", "devices", "linux.devices[0]", func(m cfg) {
+			lin(m)["devices"] = []any{cfg{"path": "/dev/sda", "type": "b", "major": 8, "minor": 0}}
+		}, nil},
+		{"device cgroup allows all", "devices", "linux.resources.devices[2]", func(m cfg) {
+			r := lin(m)["resources"].(cfg)
+			r["devices"] = append(r["devices"].([]any), cfg{"allow": true, "access": "rwm"})
+		}, nil},
+		{"kcore unmasked", "masked_paths", "linux.maskedPaths", func(m cfg) { lin(m)["maskedPaths"] = []any{"/proc/acpi"} }, nil},
+		{"/proc/sys writable", "readonly_paths", "linux.readonlyPaths", func(m cfg) { lin(m)["readonlyPaths"] = []any{} }, nil},
+		{"--sysctl kernel.*", "sysctl", "linux.sysctl", func(m cfg) { lin(m)["sysctl"] = cfg{"kernel.shm_rmid_forced": "1"} }, nil},
+		{"core dumps", "rlimits", "process.rlimits[1]", func(m cfg) {
+			proc(m)["rlimits"].([]any)[1].(cfg)["hard"] = 1
+		}, nil},
+		{"no core limit", "rlimits", "process.rlimits", func(m cfg) { proc(m)["rlimits"] = []any{} }, nil},
+		{"tag with --require-digest", "image", "image", nil, func(f *Facts) { f.RequireDigest = true }},
+	}
+	if err := Check(good, f); err != nil {
+		t.Fatalf("the good config: %v", err)
+	}
+	digest := f
+	digest.RequireDigest, digest.Image = true, "registry.test/busybox@sha256:"+strings.Repeat("ab", 32)
+	if err := Check(good, digest); err != nil {
+		t.Errorf("image by digest with --require-digest: %v", err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m cfg
+			if err := json.Unmarshal(good, &m); err != nil {
+				t.Fatal(err)
+			}
+			if tt.change != nil {
+				tt.change(m)
+			}
+			ff := f
+			if tt.facts != nil {
+				tt.facts(&ff)
+			}
+			b, _ := json.Marshal(m)
+			err := Check(b, ff)
+			var r *Refusal
+			if !errors.As(err, &r) || r.Check != tt.check || !strings.Contains(r.Field, tt.field) {
+				t.Fatalf("Check = %v, want refused by %s at %s", err, tt.check, tt.field)
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "check "+tt.check) {
+				t.Errorf("refusal is not one line naming the check: %q", msg)
+			}
+		})
+	}
+}
+
+// TestChecksCovered: every check of the table has a failing row above (by
+// name), so a new check cannot come without its test.
+func TestChecksCovered(t *testing.T) {
+	src, err := os.ReadFile("ocihook_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if !strings.Contains(string(src), `"`+c.name+`", "`) {
+			t.Errorf("check %s has no failing row in TestCheck", c.name)
+		}
+	}
+}
+
+// TestFactsRequired: facts without a seccomp profile or with a relative
+// directory stop both hooks, rather than letting precreate put no profile
+// in place.
+func TestFactsRequired(t *testing.T) {
+	f, raw := session(t)
+	for name, change := range map[string]func(f *Facts){
+		"no seccomp":       func(f *Facts) { f.Seccomp = nil },
+		"relative workdir": func(f *Facts) { f.Workdir = "work" },
+		"relative volume":  func(f *Facts) { f.Volumes = []string{"pg"} },
+	} {
+		ff := f
+		change(&ff)
+		if _, err := Precreate(raw, ff); err == nil || !strings.Contains(err.Error(), "the session's facts") {
+			t.Errorf("%s: Precreate = %v", name, err)
+		}
+		if err := Check(raw, ff); err == nil || !strings.Contains(err.Error(), "the session's facts") {
+			t.Errorf("%s: Check = %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package ocihook
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stockade-dev/stockade/internal/seal"
+)
+
+// Precreate rewrites a proposed runtime configuration so that it passes
+// Check, narrowing what the container asked for and never widening it: its
+// capability sets are cut down to DefaultCaps, its own seccomp profile is
+// replaced by the canonical one, its entrypoint runs under seal. Fields
+// Precreate does not know are kept as they are.
+func Precreate(config []byte, f Facts) ([]byte, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	var cfg map[string]any
+	dec := json.NewDecoder(bytes.NewReader(config))
+	dec.UseNumber()
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("reading the container's config: %w", err)
+	}
+	if cfg == nil {
+		return nil, fmt.Errorf("reading the container's config: not a JSON object")
+	}
+	process := object(cfg, "process")
+	linux := object(cfg, "linux")
+
+	user := object(process, "user")
+	user["uid"], user["gid"] = f.UID, f.GID
+	delete(user, "additionalGids")
+	process["noNewPrivileges"] = true
+	if c, ok := process["capabilities"].(map[string]any); ok {
+		for _, set := range []string{"bounding", "effective", "permitted"} {
+			c[set] = keepCaps(c[set])
+		}
+		c["inheritable"], c["ambient"] = []string{}, []string{}
+	}
+	var rlimits []any
+	if rl, ok := process["rlimits"].([]any); ok {
+		for _, r := range rl {
+			if m, ok := r.(map[string]any); !ok || m["type"] != "RLIMIT_CORE" {
+				rlimits = append(rlimits, r)
+			}
+		}
+	}
+	process["rlimits"] = append(rlimits, map[string]any{"type": "RLIMIT_CORE", "hard": 0, "soft": 0})
+
+	linux["seccomp"] = f.Seccomp
+	linux["maskedPaths"] = union(linux["maskedPaths"], MaskedPaths)
+	linux["readonlyPaths"] = union(linux["readonlyPaths"], ReadonlyPaths)
+
+	var mounts []any
+	if ms, ok := cfg["mounts"].([]any); ok {
+		for _, m := range ms {
+			mm, ok := m.(map[string]any)
+			if !ok || mm["destination"] == SealPath {
+				continue
+			}
+			if mm["destination"] == "/proc" && mm["type"] == "proc" {
+				var opts []string
+				for _, o := range stringList(mm["options"]) {
+					if !strings.HasPrefix(o, "hidepid=") && !slices.Contains(ProcOptions, o) {
+						opts = append(opts, o)
+					}
+				}
+				mm["options"] = append(opts, ProcOptions...)
+			}
+			mounts = append(mounts, mm)
+		}
+	}
+	cfg["mounts"] = append(mounts, map[string]any{
+		"destination": SealPath, "type": "bind", "source": f.SealSource,
+		"options": []string{"bind", "ro", "nosuid", "nodev"},
+	})
+
+	var spec Spec
+	if b, err := json.Marshal(cfg); err != nil || json.Unmarshal(b, &spec) != nil {
+		return nil, fmt.Errorf("reading the container's config: the fields stockade checks do not have their OCI types")
+	}
+	policy, err := json.Marshal(Policy(&spec))
+	if err != nil {
+		return nil, err
+	}
+	args := stringList(process["args"])
+	if len(args) >= 2 && args[0] == SealPath && args[1] == "seal" {
+		// Wrapped already (by a precreate run before, or by whoever wrote
+		// the config): keep the command, never the policy it came with.
+		if i := slices.Index(args, "--"); i >= 0 {
+			args = args[i+1:]
+		}
+	}
+	process["args"] = append([]string{SealPath, "seal", "--keep-caps", "--policy", string(policy), "--"}, args...)
+
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(cfg); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// Policy derives the seal policy of a container from its mounts: the whole
+// tree may be read and run; writing is allowed where a mount is writable
+// anyway (the root unless it is read-only, writable binds and tmpfs), so
+// that Landlock holds the line if a mount is not what it claims. Signals
+// and abstract unix sockets are scoped to the container where the kernel
+// can (Landlock ABI 6). The system call filter is stockade's default
+// profile, on top of the workload profile of linux.seccomp.
+func Policy(s *Spec) seal.Policy {
+	fs := &seal.Filesystem{Allow: []seal.PathAccess{{Path: "/", Access: "execute"}}}
+	if s.Root != nil && !s.Root.Readonly {
+		fs.Allow = append(fs.Allow, seal.PathAccess{Path: "/", Access: "write"})
+	}
+	for _, m := range s.Mounts {
+		if slices.Contains(m.Options, "ro") || m.Destination == SealPath {
+			continue
+		}
+		if isBind(m) || m.Type == "tmpfs" || m.Type == "devpts" || m.Type == "mqueue" {
+			fs.Allow = append(fs.Allow, seal.PathAccess{Path: m.Destination, Access: "write"})
+		}
+	}
+	return seal.Policy{Filesystem: fs}
+}
+
+// object returns m[key] as an object, making it when it is missing.
+func object(m map[string]any, key string) map[string]any {
+	o, ok := m[key].(map[string]any)
+	if !ok {
+		o = map[string]any{}
+		m[key] = o
+	}
+	return o
+}
+
+// stringList returns a JSON array of strings; other elements are dropped.
+func stringList(v any) []string {
+	var out []string
+	if a, ok := v.([]any); ok {
+		for _, e := range a {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func keepCaps(v any) []string {
+	out := []string{}
+	for _, c := range stringList(v) {
+		if slices.Contains(DefaultCaps, c) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func union(v any, add []string) []string {
+	out := stringList(v)
+	for _, p := range add {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

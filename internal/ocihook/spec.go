@@ -1,0 +1,184 @@
+// Package ocihook holds the policy stockade applies to every container the
+// engine inside a sandbox starts, as two OCI hooks run by the stockade binary:
+//
+//   - Precreate rewrites the proposed runtime configuration (the engine's
+//     precreate hook contract: the config on stdin, the config to use on
+//     stdout): the sandbox user, no_new_privileges, the default capability
+//     set at most, the workload seccomp profile, hidepid=2 on /proc, the
+//     masked and read-only /proc and /sys paths, a core limit of 0, and the
+//     entrypoint run under `stockade seal` (the binary mounted read-only at
+//     SealPath) with a Landlock policy derived from the container's mounts.
+//   - Check validates the configuration the runtime is about to use (the
+//     createRuntime hook) and refuses it on the first check that fails, in
+//     one line naming the check and the field. It does not trust Precreate to
+//     have run: an engine under the agent's control may skip or undo it.
+//
+// Spec models only the fields the hooks read; Precreate edits the JSON in
+// place, so fields it does not know pass through unchanged. Both are pure:
+// no engine, no kernel state, except that Check resolves mount sources on
+// the filesystem (the kernel follows their symbolic links too).
+package ocihook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// SealPath is where the stockade binary is mounted, read-only, in every
+// container; the entrypoint runs as `SealPath seal --keep-caps --policy ...`.
+const SealPath = "/.stockade/stockade"
+
+// ImageAnnotations are the config annotations the hook CLI reads the image
+// reference from, first found first. Which one the engine stockade starts
+// sets is fixed when the engine is wired in; until then an image without
+// any of them is refused under --require-digest.
+var ImageAnnotations = []string{"io.stockade.image", "io.kubernetes.cri.image-name", "org.opencontainers.image.ref.name"}
+
+// Facts are what a session knows that the hooks check the config against.
+type Facts struct {
+	// Workdir, Storage and Volumes (named volume directories) are the only
+	// places a container may bind a directory from. Storage holds all the
+	// engine keeps: its image and container store and its run root (where
+	// podman writes each container's hosts and resolv.conf), so the engine
+	// is configured with both beneath it.
+	Workdir string   `json:"workdir"`
+	Storage string   `json:"storage"`
+	Volumes []string `json:"volumes"`
+	// Seccomp is the canonical workload profile, as OCI linux.seccomp JSON.
+	Seccomp json.RawMessage `json:"seccomp"`
+	// UID and GID are the sandbox user every container process runs as.
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	// SealSource is the stockade binary's path in the engine's view, bound
+	// read-only at SealPath.
+	SealSource string `json:"seal_source"`
+	// RequireDigest refuses an image named by tag: only name@sha256:... runs.
+	RequireDigest bool `json:"require_digest"`
+	// Image is the reference of the container's image.
+	Image string `json:"image"`
+	// EngineNamespaces identifies the engine's own namespaces by type
+	// ("network" -> "net:[4026532011]"), and NamespaceOf tells what a
+	// namespace path in the config names (os.Readlink by default): a
+	// container joining one of the engine's is refused.
+	EngineNamespaces map[string]string            `json:"engine_namespaces"`
+	NamespaceOf      func(string) (string, error) `json:"-"`
+}
+
+// Spec is the part of an OCI runtime configuration (config.json) the hooks
+// read.
+type Spec struct {
+	Process     *Process          `json:"process"`
+	Root        *Root             `json:"root"`
+	Mounts      []Mount           `json:"mounts"`
+	Annotations map[string]string `json:"annotations"`
+	Linux       *Linux            `json:"linux"`
+}
+
+// Process is the container's process.
+type Process struct {
+	User            User          `json:"user"`
+	Args            []string      `json:"args"`
+	Capabilities    *Capabilities `json:"capabilities"`
+	Rlimits         []Rlimit      `json:"rlimits"`
+	NoNewPrivileges bool          `json:"noNewPrivileges"`
+}
+
+// User is the identity of the process.
+type User struct {
+	UID            uint32   `json:"uid"`
+	GID            uint32   `json:"gid"`
+	AdditionalGids []uint32 `json:"additionalGids"`
+}
+
+// Capabilities are the capability sets, by name (CAP_CHOWN, ...).
+type Capabilities struct {
+	Bounding    []string `json:"bounding"`
+	Effective   []string `json:"effective"`
+	Inheritable []string `json:"inheritable"`
+	Permitted   []string `json:"permitted"`
+	Ambient     []string `json:"ambient"`
+}
+
+// Rlimit is one resource limit.
+type Rlimit struct {
+	Type string `json:"type"`
+	Hard uint64 `json:"hard"`
+	Soft uint64 `json:"soft"`
+}
+
+// Root is the container's root filesystem.
+type Root struct {
+	Path     string `json:"path"`
+	Readonly bool   `json:"readonly"`
+}
+
+// Mount is one mount of the container.
+type Mount struct {
+	Destination string   `json:"destination"`
+	Type        string   `json:"type"`
+	Source      string   `json:"source"`
+	Options     []string `json:"options"`
+}
+
+// Linux holds the Linux-specific settings.
+type Linux struct {
+	Namespaces        []Namespace       `json:"namespaces"`
+	Devices           []Device          `json:"devices"`
+	Resources         *Resources        `json:"resources"`
+	Sysctl            map[string]string `json:"sysctl"`
+	Seccomp           json.RawMessage   `json:"seccomp"`
+	RootfsPropagation string            `json:"rootfsPropagation"`
+	MaskedPaths       []string          `json:"maskedPaths"`
+	ReadonlyPaths     []string          `json:"readonlyPaths"`
+}
+
+// Namespace is a namespace the container gets: new, or joined by Path.
+type Namespace struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
+}
+
+// Device is a device node created in the container.
+type Device struct {
+	Path  string `json:"path"`
+	Type  string `json:"type"`
+	Major int64  `json:"major"`
+	Minor int64  `json:"minor"`
+}
+
+// Resources holds the device cgroup rules.
+type Resources struct {
+	Devices []DeviceRule `json:"devices"`
+}
+
+// DeviceRule is one device cgroup rule.
+type DeviceRule struct {
+	Allow  bool   `json:"allow"`
+	Type   string `json:"type"`
+	Major  *int64 `json:"major"`
+	Minor  *int64 `json:"minor"`
+	Access string `json:"access"`
+}
+
+// Validate reports a fact a hook cannot work without: a relative or empty
+// directory, or no canonical seccomp profile (precreate would put none in
+// place).
+func (f Facts) Validate() error {
+	for name, dir := range map[string]string{"workdir": f.Workdir, "storage": f.Storage, "seal_source": f.SealSource} {
+		if !filepath.IsAbs(dir) {
+			return fmt.Errorf("the session's facts: %s %q is not an absolute path", name, dir)
+		}
+	}
+	for _, v := range f.Volumes {
+		if !filepath.IsAbs(v) {
+			return fmt.Errorf("the session's facts: volume %q is not an absolute path", v)
+		}
+	}
+	var profile map[string]any
+	if json.Unmarshal(f.Seccomp, &profile) != nil || profile == nil {
+		return errors.New("the session's facts: seccomp is not an OCI seccomp profile (a JSON object)")
+	}
+	return nil
+}
