@@ -39,7 +39,10 @@
 // way down to it, because Landlock can only add rights beneath a directory,
 // never take them away. The directories on that way keep no right of their
 // own (they cannot be listed and nothing can be created in them), and an
-// entry created there later is denied: the split fails closed.
+// entry created there later is denied: the split fails closed. Allows and
+// denies are compared with their symbolic links resolved, as the kernel
+// resolves an allow's path; a bind mount of a denied tree elsewhere is not
+// seen.
 //
 // syscalls.allow with defaultDeny true is an allowlist: any other call kills
 // the process with SIGSYS. Without defaultDeny (or without a syscalls

@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -17,17 +18,30 @@ import (
 // it (see the package doc); a directory it cannot list there is an error.
 // Paths are not checked for existence here: the kernel's open of each rule
 // is, and a missing one fails the ruleset.
+//
+// Allows and denies are compared as resolved, symbolic links followed:
+// the kernel follows them when it opens an allow's path, so a deny written
+// through a link (/home/me/.ssh where /home is a link to /var/home), or an
+// allow written through one, would otherwise miss the directory it names
+// and leave the denied path granted.
 func (p Policy) Ruleset(abi int) (landlock.Ruleset, error) {
 	fsRights, scope := landlock.Handled(abi)
 	r := landlock.Ruleset{HandledFS: fsRights, Scoped: scope}
 	var deny []string
 	for _, d := range p.Filesystem.Deny {
-		deny = append(deny, filepath.Clean(string(d)))
+		real, err := resolve(string(d))
+		if err != nil {
+			return r, fmt.Errorf("resolving the deny %s: %w", d, err)
+		}
+		deny = append(deny, real)
 	}
 	grants := make(map[string]uint64)
 	var order []string
 	for _, a := range p.Filesystem.Allow {
-		path := filepath.Clean(a.Path)
+		path, err := resolve(a.Path)
+		if err != nil {
+			return r, fmt.Errorf("resolving the allow %s: %w", a.Path, err)
+		}
 		if _, seen := grants[path]; !seen {
 			order = append(order, path)
 		}
@@ -83,6 +97,25 @@ func split(dir string, access uint64, denied []string, rules *[]landlock.Rule) e
 		}
 	}
 	return nil
+}
+
+// resolve returns path with every symbolic link followed; a part of it that
+// does not exist (a deny of a file not yet created) is kept as written
+// beneath the resolved part that does.
+func resolve(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err == nil {
+		return real, nil
+	}
+	parent := filepath.Dir(filepath.Clean(path))
+	if !errors.Is(err, fs.ErrNotExist) || parent == path {
+		return "", err
+	}
+	dir, err := resolve(parent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(path)), nil
 }
 
 // within reports whether path is dir or lies beneath it.

@@ -135,6 +135,7 @@ type sealRun struct {
 	pre    string
 	inline bool // pass the policy in Options.Policy, with KeepCaps
 	extra  bool // pass descriptors 3 to 9 open
+	setup  func(work string)
 	args   []string
 }
 
@@ -159,6 +160,9 @@ func runSeal(t *testing.T, r sealRun) sealResult {
 	os.WriteFile(filepath.Join(work, "file"), []byte("data"), 0o644)
 	os.Mkdir(filepath.Join(work, "secret"), 0o755)
 	os.WriteFile(filepath.Join(work, "secret", "key"), []byte("key"), 0o644)
+	if r.setup != nil {
+		r.setup(work)
+	}
 	bin, _ := filepath.Abs(os.Args[0])
 	policy := strings.NewReplacer("@WORK@", work, "@BIN@", filepath.Dir(bin)).Replace(r.policy)
 	var args []string
