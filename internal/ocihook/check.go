@@ -59,6 +59,9 @@ func Check(config []byte, f Facts) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
+	if err := checkKeys(config); err != nil {
+		return &Refusal{"config", "config.json", err.Error()}
+	}
 	var s Spec
 	if err := json.Unmarshal(config, &s); err != nil {
 		return &Refusal{"config", "config.json", err.Error()}
