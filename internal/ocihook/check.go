@@ -66,6 +66,16 @@ func Check(config []byte, f Facts) error {
 	if err := json.Unmarshal(config, &s); err != nil {
 		return &Refusal{"config", "config.json", err.Error()}
 	}
+	// The runtime cleans a mount's destination and joins a relative one
+	// to the root: compare what it will mount on, not how it is spelled
+	// (a bind at /.stockade/./stockade, or at //proc).
+	for i := range s.Mounts {
+		d := s.Mounts[i].Destination
+		if !filepath.IsAbs(d) {
+			return &Refusal{"mounts", fmt.Sprintf("mounts[%d].destination", i), fmt.Sprintf("%q is not an absolute path", d)}
+		}
+		s.Mounts[i].Destination = filepath.Clean(d)
+	}
 	if f.NamespaceOf == nil {
 		f.NamespaceOf = os.Readlink
 	}
@@ -222,7 +232,9 @@ func checkMounts(s *Spec, f *Facts) (string, string) {
 	allowed := append([]string{f.Workdir, f.Storage}, f.Volumes...)
 	for i, m := range s.Mounts {
 		field := fmt.Sprintf("mounts[%d]", i)
-		if m.Destination == SealPath {
+		// Cleaned as the runtime cleans it: /.stockade/./stockade is
+		// the wrapper's place too, and a bind there replaces the wrapper.
+		if filepath.Clean(m.Destination) == SealPath {
 			if m.Source != f.SealSource || !isBind(m) || !slices.Contains(m.Options, "ro") {
 				return field, fmt.Sprintf("%s must be stockade's binary, bound read-only", SealPath)
 			}

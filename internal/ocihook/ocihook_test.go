@@ -170,6 +170,12 @@ func TestCheck(t *testing.T) {
 			addMount(m, cfg{"destination": "/p", "type": "proc", "source": "proc"})
 		}, nil},
 		{"seal writable", "mounts", "mounts[9]", func(m cfg) { mount(m, 9)["options"] = []any{"bind", "nosuid", "nodev"} }, nil},
+		{"relative destination", "mounts", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "proc/sys")) }, nil},
+		{"bind over //proc", "proc", "mounts[10]", func(m cfg) { addMount(m, bind(f.Workdir, "//proc")) }, nil},
+		{"another wrapper at an unclean path", "mounts", "mounts[10]", func(m cfg) {
+			os.WriteFile(filepath.Join(f.Workdir, "fake"), []byte("#!/bin/sh\nexec \"$@\"\n"), 0o755)
+			addMount(m, bind(filepath.Join(f.Workdir, "fake"), "/.stockade/./stockade", "ro"))
+		}, nil},
 		{"rshared root", "propagation", "linux.rootfsPropagation", func(m cfg) { lin(m)["rootfsPropagation"] = "rshared" }, nil},
 		{"shared bind", "propagation", "mounts[10].options", func(m cfg) { addMount(m, bind(f.Workdir, "/w", "shared")) }, nil},
 		{"no hidepid", "proc", "mounts[0].options", func(m cfg) { mount(m, 0)["options"] = []any{"nosuid", "noexec", "nodev"} }, nil},

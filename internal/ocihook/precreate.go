@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -59,7 +60,7 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 	if ms, ok := cfg["mounts"].([]any); ok {
 		for _, m := range ms {
 			mm, ok := m.(map[string]any)
-			if !ok || mm["destination"] == SealPath {
+			if dest, _ := mm["destination"].(string); !ok || filepath.Clean(dest) == SealPath {
 				continue
 			}
 			if mm["destination"] == "/proc" && mm["type"] == "proc" {
@@ -119,7 +120,7 @@ func Policy(s *Spec) seal.Policy {
 		fs.Allow = append(fs.Allow, seal.PathAccess{Path: "/", Access: "write"})
 	}
 	for _, m := range s.Mounts {
-		if slices.Contains(m.Options, "ro") || m.Destination == SealPath {
+		if slices.Contains(m.Options, "ro") || filepath.Clean(m.Destination) == SealPath {
 			continue
 		}
 		if isBind(m) || m.Type == "tmpfs" || m.Type == "devpts" || m.Type == "mqueue" {
