@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Refusal is a configuration a check refused: Check names the check, Field
@@ -77,7 +78,7 @@ func Check(config []byte, f Facts) error {
 		s.Mounts[i].Destination = filepath.Clean(d)
 	}
 	if f.NamespaceOf == nil {
-		f.NamespaceOf = os.Readlink
+		f.NamespaceOf = namespaceOf
 	}
 	for _, c := range checks {
 		if field, reason := c.run(&s, &f); reason != "" {
@@ -186,11 +187,39 @@ func notEngine(n Namespace, f *Facts) string {
 		return fmt.Sprintf("%s namespace %s cannot be identified: %v", n.Type, n.Path, err)
 	}
 	for typ, engine := range f.EngineNamespaces {
-		if id == engine {
+		if nsInode(id) == nsInode(engine) {
 			return fmt.Sprintf("%s is the engine's own %s namespace", n.Path, typ)
 		}
 	}
 	return ""
+}
+
+// namespaceOf identifies the namespace a path names as the runtime will
+// open it: its symbolic links followed (the text of a link to
+// /proc/self/ns/net says nothing of where it leads), and a bind-mounted
+// namespace file (podman's /run/user/UID/netns/...), which is no link at
+// all, by the inode it shows. The id has the form of the kernel's
+// ("ns:[4026532011]"); nsInode compares ids by the number alone, which is
+// unique across namespace types.
+func namespaceOf(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", fmt.Errorf("no inode for %s", path)
+	}
+	return fmt.Sprintf("ns:[%d]", st.Ino), nil
+}
+
+// nsInode is the number of a namespace id ("net:[4026532011]"), or the
+// whole id when it has no brackets.
+func nsInode(id string) string {
+	if i := strings.LastIndexByte(id, '['); i >= 0 && strings.HasSuffix(id, "]") {
+		return id[i+1 : len(id)-1]
+	}
+	return id
 }
 
 func checkRoot(s *Spec, f *Facts) (string, string) {

@@ -60,7 +60,8 @@ type Facts struct {
 	Image string `json:"image"`
 	// EngineNamespaces identifies the engine's own namespaces by type
 	// ("network" -> "net:[4026532011]"), and NamespaceOf tells what a
-	// namespace path in the config names (os.Readlink by default): a
+	// namespace path in the config names (by default the inode of the
+	// file it leads to, links followed, as the runtime opens it): a
 	// container joining one of the engine's is refused.
 	EngineNamespaces map[string]string            `json:"engine_namespaces"`
 	NamespaceOf      func(string) (string, error) `json:"-"`
