@@ -46,6 +46,7 @@ var checks = []check{
 	{"propagation", checkPropagation},
 	{"proc", checkProc},
 	{"entrypoint", checkEntrypoint},
+	{"hooks", checkHooks},
 	{"devices", checkDevices},
 	{"masked_paths", checkMasked},
 	{"readonly_paths", checkReadonly},
@@ -349,6 +350,20 @@ func checkEntrypoint(s *Spec, f *Facts) (string, string) {
 	}
 	if last < 0 {
 		return "mounts", SealPath + " is not mounted"
+	}
+	return "", ""
+}
+
+// checkHooks refuses a hook that runs in the container: it would be a
+// program of the container's that runs outside the entrypoint's seal.
+func checkHooks(s *Spec, _ *Facts) (string, string) {
+	if s.Hooks == nil {
+		return "", ""
+	}
+	for name, hooks := range map[string][]Hook{"createContainer": s.Hooks.CreateContainer, "startContainer": s.Hooks.StartContainer} {
+		if len(hooks) > 0 {
+			return "hooks." + name, fmt.Sprintf("%s would run in the container outside %s seal", hooks[0].Path, SealPath)
+		}
 	}
 	return "", ""
 }

@@ -183,6 +183,12 @@ func TestCheck(t *testing.T) {
 		{"no proc", "proc", "mounts", func(m cfg) { m["mounts"] = m["mounts"].([]any)[1:] }, nil},
 		{"bind over the wrapper", "entrypoint", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "/.stockade")) }, nil},
 		{"entrypoint not sealed", "entrypoint", "process.args", func(m cfg) { proc(m)["args"] = []any{"sh"} }, nil},
+		{"startContainer hook", "hooks", "hooks.startContainer", func(m cfg) {
+			m["hooks"] = cfg{"startContainer": []any{cfg{"path": "/bin/sh", "args": []any{"sh", "-c", "id"}}}}
+		}, nil},
+		{"createContainer hook", "hooks", "hooks.createContainer", func(m cfg) {
+			m["hooks"] = cfg{"createContainer": []any{cfg{"path": "/bin/sh"}}}
+		}, nil},
 		{"--device /dev/sda", "devices", "linux.devices[0]", func(m cfg) {
 			lin(m)["devices"] = []any{cfg{"path": "/dev/sda", "type": "b", "major": 8, "minor": 0}}
 		}, nil},
@@ -265,5 +271,33 @@ func TestFactsRequired(t *testing.T) {
 		if err := Check(raw, ff); err == nil || !strings.Contains(err.Error(), "the session's facts") {
 			t.Errorf("%s: Check = %v", name, err)
 		}
+	}
+}
+
+// TestPrecreateDropsContainerHooks: hooks that would run in the container
+// outside seal are dropped; those the runtime runs in its own namespaces
+// (stockade's createRuntime among them) are kept.
+func TestPrecreateDropsContainerHooks(t *testing.T) {
+	f, raw := session(t)
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	m["hooks"] = map[string]any{
+		"startContainer":  []any{map[string]any{"path": "/bin/sh"}},
+		"createContainer": []any{map[string]any{"path": "/bin/sh"}},
+		"createRuntime":   []any{map[string]any{"path": "/usr/bin/stockade", "args": []any{"stockade", "hook", "createruntime"}}},
+	}
+	raw, _ = json.Marshal(m)
+	out, err := Precreate(raw, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(out, f); err != nil {
+		t.Fatalf("precreated config refused: %v", err)
+	}
+	var got map[string]any
+	json.Unmarshal(out, &got)
+	hooks := got["hooks"].(map[string]any)
+	if hooks["startContainer"] != nil || hooks["createContainer"] != nil || hooks["createRuntime"] == nil {
+		t.Errorf("hooks after precreate: %v", hooks)
 	}
 }

@@ -52,6 +52,11 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 	}
 	process["rlimits"] = append(rlimits, map[string]any{"type": "RLIMIT_CORE", "hard": 0, "soft": 0})
 
+	if hooks, ok := cfg["hooks"].(map[string]any); ok {
+		// Hooks in the container's namespaces would run outside seal.
+		delete(hooks, "createContainer")
+		delete(hooks, "startContainer")
+	}
 	linux["seccomp"] = f.Seccomp
 	linux["maskedPaths"] = union(linux["maskedPaths"], MaskedPaths)
 	linux["readonlyPaths"] = union(linux["readonlyPaths"], ReadonlyPaths)

@@ -75,6 +75,24 @@ type Spec struct {
 	Mounts      []Mount           `json:"mounts"`
 	Annotations map[string]string `json:"annotations"`
 	Linux       *Linux            `json:"linux"`
+	Hooks       *Hooks            `json:"hooks"`
+}
+
+// Hooks are the OCI hooks the config asks the runtime to run. Only those
+// that run inside the container matter to the checks: the others run in
+// the runtime's namespaces, which are the engine's.
+type Hooks struct {
+	// CreateContainer and StartContainer run in the container's
+	// namespaces, startContainer just before the entrypoint: programs of
+	// the container that do not run under seal.
+	CreateContainer []Hook `json:"createContainer"`
+	StartContainer  []Hook `json:"startContainer"`
+}
+
+// Hook is one hook: the program and its arguments.
+type Hook struct {
+	Path string   `json:"path"`
+	Args []string `json:"args"`
 }
 
 // Process is the container's process.
