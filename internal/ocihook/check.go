@@ -351,6 +351,13 @@ func checkEntrypoint(s *Spec, f *Facts) (string, string) {
 	if last < 0 {
 		return "mounts", SealPath + " is not mounted"
 	}
+	// The seal's policy is the one the mounts give, as precreate writes
+	// it: a config that brings its own (a wider one, a --policy-file of
+	// the image's, or none, for descriptor 3) would choose its own walls.
+	want, err := json.Marshal(Policy(s))
+	if err != nil || len(a) < 7 || a[2] != "--keep-caps" || a[3] != "--policy" || !sameJSON([]byte(a[4]), want) || a[5] != "--" {
+		return "process.args", fmt.Sprintf("the entrypoint's seal is not %s seal --keep-caps --policy POLICY -- CMD, with the policy the container's mounts give", SealPath)
+	}
 	return "", ""
 }
 

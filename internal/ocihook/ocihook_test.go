@@ -183,6 +183,12 @@ func TestCheck(t *testing.T) {
 		{"no proc", "proc", "mounts", func(m cfg) { m["mounts"] = m["mounts"].([]any)[1:] }, nil},
 		{"bind over the wrapper", "entrypoint", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "/.stockade")) }, nil},
 		{"entrypoint not sealed", "entrypoint", "process.args", func(m cfg) { proc(m)["args"] = []any{"sh"} }, nil},
+		{"entrypoint with a wider policy", "entrypoint", "process.args", func(m cfg) {
+			proc(m)["args"].([]any)[4] = `{"filesystem": {"allow": [{"path": "/", "access": "readwrite"}]}}`
+		}, nil},
+		{"entrypoint with the image's policy file", "entrypoint", "process.args", func(m cfg) {
+			proc(m)["args"] = []any{SealPath, "seal", "--keep-caps", "--policy-file", "/policy.json", "--", "sh"}
+		}, nil},
 		{"startContainer hook", "hooks", "hooks.startContainer", func(m cfg) {
 			m["hooks"] = cfg{"startContainer": []any{cfg{"path": "/bin/sh", "args": []any{"sh", "-c", "id"}}}}
 		}, nil},

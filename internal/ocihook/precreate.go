@@ -129,7 +129,7 @@ func Policy(s *Spec) seal.Policy {
 			continue
 		}
 		if isBind(m) || m.Type == "tmpfs" || m.Type == "devpts" || m.Type == "mqueue" {
-			fs.Allow = append(fs.Allow, seal.PathAccess{Path: m.Destination, Access: "write"})
+			fs.Allow = append(fs.Allow, seal.PathAccess{Path: filepath.Clean(m.Destination), Access: "write"})
 		}
 	}
 	return seal.Policy{Filesystem: fs}
