@@ -424,16 +424,22 @@ func checkSysctl(s *Spec, _ *Facts) (string, string) {
 	return "", ""
 }
 
+// checkRlimits looks at every RLIMIT_CORE: the runtime sets each in turn,
+// so a second one would stand in place of the first.
 func checkRlimits(s *Spec, _ *Facts) (string, string) {
+	found := false
 	for i, r := range s.Process.Rlimits {
 		if r.Type == "RLIMIT_CORE" {
 			if r.Hard != 0 || r.Soft != 0 {
 				return fmt.Sprintf("process.rlimits[%d]", i), "core dumps allowed; a dump would write the process's memory (keys included) to disk"
 			}
-			return "", ""
+			found = true
 		}
 	}
-	return "process.rlimits", "no RLIMIT_CORE of 0"
+	if !found {
+		return "process.rlimits", "no RLIMIT_CORE of 0"
+	}
+	return "", ""
 }
 
 var digestRef = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)

@@ -209,6 +209,9 @@ func TestCheck(t *testing.T) {
 			proc(m)["rlimits"].([]any)[1].(cfg)["hard"] = 1
 		}, nil},
 		{"no core limit", "rlimits", "process.rlimits", func(m cfg) { proc(m)["rlimits"] = []any{} }, nil},
+		{"a second core limit", "rlimits", "process.rlimits[2]", func(m cfg) {
+			proc(m)["rlimits"] = append(proc(m)["rlimits"].([]any), cfg{"type": "RLIMIT_CORE", "hard": 1 << 40, "soft": 1 << 40})
+		}, nil},
 		{"tag with --require-digest", "image", "image", nil, func(f *Facts) { f.RequireDigest = true }},
 	}
 	if err := Check(good, f); err != nil {
