@@ -31,6 +31,9 @@ var procRows = []row{
 	{name: "readlink_init_exe", args: probe("readlink", "/proc/1/exe"), want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
 	// CVE-2019-5736 (runc): overwriting the runtime binary through /proc/PID/exe.
 	{name: "overwrite_init_exe", args: probe("write", "/proc/1/exe"), want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
+	// A build that keeps the supervisor's memory in init (cgo, -race,
+	// PIE) holds the auth proxy's keys there: its memory file refuses too.
+	{name: "read_init_mem", args: probe("read", "/proc/1/mem"), want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
 	{name: "process_vm_readv_init", args: probe("process-vm-readv", "1"), want: "DENIED EPERM"},
 	{name: "pidfd_getfd_init", args: probe("pidfd-getfd", "1", "0"), want: "DENIED EPERM"},
 	// Siblings inside the sandbox: ptrace is the door to most kernel exploits.
