@@ -239,9 +239,6 @@ func (s *Sandbox) readSync() {
 			if s.opt.OnQuiet != nil {
 				s.opt.OnQuiet()
 			}
-		case n == 1 && (buf[0] == msgListeners || buf[0] == msgPTY):
-			// Descriptors setup stopped before taking (reading without
-			// room for them closes them): not a report.
 		case n == 1 && buf[0] == msgStarted:
 			s.started = true
 			if s.opt.OnCommand != nil {
