@@ -289,11 +289,25 @@ func checkMounts(s *Spec, f *Facts) (string, string) {
 				return field + ".options", fmt.Sprintf("bind of %s without %s", m.Source, o)
 			}
 		}
+		if o, undone := undoes(m.Options, "suid", "dev"); undone {
+			return field + ".options", fmt.Sprintf("bind of %s with %s, which undoes no%s (the runtime applies options in order)", m.Source, o, o)
+		}
 		if dir == f.Workdir && !slices.Contains(m.Options, "rbind") {
 			return field + ".options", fmt.Sprintf("non-recursive bind of %s would uncover what the sandbox masks beneath it; use rbind", m.Source)
 		}
 	}
 	return "", ""
+}
+
+// undoes reports the first of opts (suid, dev, exec) that options hold:
+// each clears the flag its "no" form sets, whatever their order.
+func undoes(options []string, opts ...string) (string, bool) {
+	for _, o := range opts {
+		if slices.Contains(options, o) {
+			return o, true
+		}
+	}
+	return "", false
 }
 
 func checkPropagation(s *Spec, _ *Facts) (string, string) {
@@ -319,6 +333,14 @@ func checkProc(s *Spec, _ *Facts) (string, string) {
 			for _, o := range ProcOptions {
 				if !slices.Contains(m.Options, o) {
 					return fmt.Sprintf("mounts[%d].options", i), "/proc without " + o
+				}
+			}
+			if o, undone := undoes(m.Options, "suid", "exec", "dev"); undone {
+				return fmt.Sprintf("mounts[%d].options", i), "/proc with " + o + ", which undoes no" + o
+			}
+			for _, o := range m.Options {
+				if strings.HasPrefix(o, "hidepid=") && o != "hidepid=2" {
+					return fmt.Sprintf("mounts[%d].options", i), "/proc with " + o + " beside hidepid=2 (the last one counts)"
 				}
 			}
 			found = true

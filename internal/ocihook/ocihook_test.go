@@ -160,6 +160,7 @@ func TestCheck(t *testing.T) {
 		{"bind without nosuid", "mounts", "mounts[10].options", func(m cfg) {
 			addMount(m, cfg{"destination": "/w", "type": "bind", "source": f.Workdir, "options": []string{"rbind", "nodev"}})
 		}, nil},
+		{"bind with suid after nosuid", "mounts", "mounts[10].options", func(m cfg) { addMount(m, bind(f.Workdir, "/w", "suid")) }, nil},
 		{"bind-nonrecursive of the workdir", "mounts", "mounts[10].options", func(m cfg) {
 			addMount(m, cfg{"destination": "/w", "type": "bind", "source": f.Workdir, "options": []string{"bind", "nosuid", "nodev"}})
 		}, nil},
@@ -179,6 +180,12 @@ func TestCheck(t *testing.T) {
 		{"rshared root", "propagation", "linux.rootfsPropagation", func(m cfg) { lin(m)["rootfsPropagation"] = "rshared" }, nil},
 		{"shared bind", "propagation", "mounts[10].options", func(m cfg) { addMount(m, bind(f.Workdir, "/w", "shared")) }, nil},
 		{"no hidepid", "proc", "mounts[0].options", func(m cfg) { mount(m, 0)["options"] = []any{"nosuid", "noexec", "nodev"} }, nil},
+		{"hidepid=0 after hidepid=2", "proc", "mounts[0].options", func(m cfg) {
+			mount(m, 0)["options"] = append(mount(m, 0)["options"].([]any), "hidepid=0")
+		}, nil},
+		{"exec after noexec on /proc", "proc", "mounts[0].options", func(m cfg) {
+			mount(m, 0)["options"] = append(mount(m, 0)["options"].([]any), "exec")
+		}, nil},
 		{"bind over /proc/sys", "proc", "mounts[10]", func(m cfg) { addMount(m, bind(f.Workdir, "/proc/sys")) }, nil},
 		{"no proc", "proc", "mounts", func(m cfg) { m["mounts"] = m["mounts"].([]any)[1:] }, nil},
 		{"bind over the wrapper", "entrypoint", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "/.stockade")) }, nil},

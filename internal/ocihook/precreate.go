@@ -71,7 +71,8 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 			if mm["destination"] == "/proc" && mm["type"] == "proc" {
 				var opts []string
 				for _, o := range stringList(mm["options"]) {
-					if !strings.HasPrefix(o, "hidepid=") && !slices.Contains(ProcOptions, o) {
+					// suid, exec and dev would undo their "no" forms.
+					if !strings.HasPrefix(o, "hidepid=") && !slices.Contains(ProcOptions, o) && !slices.Contains([]string{"suid", "exec", "dev"}, o) {
 						opts = append(opts, o)
 					}
 				}
