@@ -265,7 +265,7 @@ func checkMounts(s *Spec, f *Facts) (string, string) {
 		// Cleaned as the runtime cleans it: /.stockade/./stockade is
 		// the wrapper's place too, and a bind there replaces the wrapper.
 		if filepath.Clean(m.Destination) == SealPath {
-			if m.Source != f.SealSource || !isBind(m) || !slices.Contains(m.Options, "ro") {
+			if m.Source != f.SealSource || !isBind(m) || !slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rw") {
 				return field, fmt.Sprintf("%s must be stockade's binary, bound read-only", SealPath)
 			}
 			continue

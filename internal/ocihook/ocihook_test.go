@@ -171,6 +171,7 @@ func TestCheck(t *testing.T) {
 			addMount(m, cfg{"destination": "/p", "type": "proc", "source": "proc"})
 		}, nil},
 		{"seal writable", "mounts", "mounts[9]", func(m cfg) { mount(m, 9)["options"] = []any{"bind", "nosuid", "nodev"} }, nil},
+		{"seal rw after ro", "mounts", "mounts[9]", func(m cfg) { mount(m, 9)["options"] = []any{"bind", "ro", "nosuid", "nodev", "rw"} }, nil},
 		{"relative destination", "mounts", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "proc/sys")) }, nil},
 		{"bind over //proc", "proc", "mounts[10]", func(m cfg) { addMount(m, bind(f.Workdir, "//proc")) }, nil},
 		{"another wrapper at an unclean path", "mounts", "mounts[10]", func(m cfg) {
