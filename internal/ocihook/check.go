@@ -366,7 +366,7 @@ func checkEntrypoint(s *Spec, f *Facts) (string, string) {
 		d := filepath.Clean(m.Destination)
 		if d == SealPath {
 			last = i
-		} else if d != "/" && strings.HasPrefix(SealPath, d+"/") {
+		} else if d == "/" || strings.HasPrefix(SealPath, d+"/") {
 			return fmt.Sprintf("mounts[%d].destination", i), fmt.Sprintf("a mount over %s would hide the wrapper", d)
 		}
 	}

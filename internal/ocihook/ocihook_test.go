@@ -190,6 +190,7 @@ func TestCheck(t *testing.T) {
 		{"bind over /proc/sys", "proc", "mounts[10]", func(m cfg) { addMount(m, bind(f.Workdir, "/proc/sys")) }, nil},
 		{"no proc", "proc", "mounts", func(m cfg) { m["mounts"] = m["mounts"].([]any)[1:] }, nil},
 		{"bind over the wrapper", "entrypoint", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "/.stockade")) }, nil},
+		{"bind over the root", "entrypoint", "mounts[10].destination", func(m cfg) { addMount(m, bind(f.Workdir, "/")) }, nil},
 		{"entrypoint not sealed", "entrypoint", "process.args", func(m cfg) { proc(m)["args"] = []any{"sh"} }, nil},
 		{"entrypoint with a wider policy", "entrypoint", "process.args", func(m cfg) {
 			proc(m)["args"].([]any)[4] = `{"filesystem": {"allow": [{"path": "/", "access": "readwrite"}]}}`
