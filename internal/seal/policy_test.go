@@ -97,3 +97,21 @@ func sortedKeys(m map[string]uint64) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// TestRulesetUnsearchable: a deny beneath a directory this user cannot
+// search needs no resolving to be kept out, and is no error.
+func TestRulesetUnsearchable(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "locked", "x"), 0o755)
+	os.Mkdir(filepath.Join(dir, "c"), 0o755)
+	os.Chmod(filepath.Join(dir, "locked"), 0)
+	defer os.Chmod(filepath.Join(dir, "locked"), 0o755)
+	p := Policy{Filesystem: &Filesystem{Allow: []PathAccess{{dir + "/c", "read"}}, Deny: []DenyPath{DenyPath(dir + "/locked/x")}}}
+	rs, err := p.Ruleset(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Rules) != 1 || rs.Rules[0].Path != dir+"/c" {
+		t.Errorf("rules %v, want one on %s/c", rs.Rules, dir)
+	}
+}

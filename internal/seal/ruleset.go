@@ -1,7 +1,6 @@
 package seal
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -29,19 +28,12 @@ func (p Policy) Ruleset(abi int) (landlock.Ruleset, error) {
 	r := landlock.Ruleset{HandledFS: fsRights, Scoped: scope}
 	var deny []string
 	for _, d := range p.Filesystem.Deny {
-		real, err := resolve(string(d))
-		if err != nil {
-			return r, fmt.Errorf("resolving the deny %s: %w", d, err)
-		}
-		deny = append(deny, real)
+		deny = append(deny, resolve(string(d)))
 	}
 	grants := make(map[string]uint64)
 	var order []string
 	for _, a := range p.Filesystem.Allow {
-		path, err := resolve(a.Path)
-		if err != nil {
-			return r, fmt.Errorf("resolving the allow %s: %w", a.Path, err)
-		}
+		path := resolve(a.Path)
 		if _, seen := grants[path]; !seen {
 			order = append(order, path)
 		}
@@ -99,23 +91,20 @@ func split(dir string, access uint64, denied []string, rules *[]landlock.Rule) e
 	return nil
 }
 
-// resolve returns path with every symbolic link followed; a part of it that
-// does not exist (a deny of a file not yet created) is kept as written
-// beneath the resolved part that does.
-func resolve(path string) (string, error) {
-	real, err := filepath.EvalSymlinks(path)
-	if err == nil {
-		return real, nil
+// resolve returns path with every symbolic link followed. A part of it
+// that cannot be resolved (a deny of a file not created yet, a directory
+// this user cannot search) is kept as written beneath the part that can:
+// no allow reaches into it through a link, and an allow above it has to
+// list the directories on the way, which fails if they cannot be read.
+func resolve(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
 	}
 	parent := filepath.Dir(filepath.Clean(path))
-	if !errors.Is(err, fs.ErrNotExist) || parent == path {
-		return "", err
+	if parent == path || parent == filepath.Clean(path) {
+		return filepath.Clean(path)
 	}
-	dir, err := resolve(parent)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, filepath.Base(path)), nil
+	return filepath.Join(resolve(parent), filepath.Base(path))
 }
 
 // within reports whether path is dir or lies beneath it.
