@@ -18,11 +18,20 @@ import (
 func checkKeys(config []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(config))
 	dec.UseNumber()
+	depth := 0
 	var walk func(path string) error
 	walk = func(path string) error {
 		tok, err := dec.Token()
 		if err != nil {
 			return err
+		}
+		if tok == json.Delim('{') || tok == json.Delim('[') {
+			// An OCI config is a dozen levels deep at most; a hostile
+			// one must not make the hook recurse for every byte.
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("%s is nested more than %d deep", orRoot(path), maxDepth)
+			}
+			defer func() { depth-- }()
 		}
 		switch tok {
 		case json.Delim('{'):
@@ -60,6 +69,9 @@ func checkKeys(config []byte) error {
 	}
 	return walk("")
 }
+
+// maxDepth is how deeply checkKeys lets a config nest.
+const maxDepth = 64
 
 func orRoot(path string) string {
 	if path == "" {

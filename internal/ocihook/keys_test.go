@@ -53,3 +53,14 @@ func TestKeysAsTheRuntimeReads(t *testing.T) {
 		})
 	}
 }
+
+// TestKeysDeep: a config nested without end is refused at once, not walked
+// a byte at a time until the hook runs out of memory.
+func TestKeysDeep(t *testing.T) {
+	f, _ := session(t)
+	err := Check([]byte(strings.Repeat("[", 1<<20)), f)
+	var r *Refusal
+	if !errors.As(err, &r) || r.Check != "config" || !strings.Contains(err.Error(), "nested more than") {
+		t.Fatalf("Check = %v, want refused as nested too deep", err)
+	}
+}
