@@ -36,6 +36,9 @@ func TestBuildModes(t *testing.T) {
 		{"cgo pie", []string{"CGO_ENABLED=1"}, []string{"-buildmode=pie"}},
 		{"cgo external linker", []string{"CGO_ENABLED=1"}, []string{"-ldflags=-linkmode=external"}},
 		{"race", []string{"CGO_ENABLED=1"}, []string{"-race"}},
+		// Without cgo, a PIE still has the dynamic loader mapped (AT_BASE),
+		// which sets up the main thread's TLS and rseq.
+		{"pie without cgo", []string{"CGO_ENABLED=0"}, []string{"-buildmode=pie"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "stockade")
