@@ -1,0 +1,162 @@
+package ocihook
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The checks of a container's mounts: where binds come from, their
+// options, propagation, /proc, and the wrapper at SealPath.
+
+// under resolves path (symbolic links too, as the kernel will) and reports
+// whether it lies at or beneath one of dirs, and which.
+func under(path string, dirs []string) (string, bool) {
+	if !filepath.IsAbs(path) {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if rd, err := filepath.EvalSymlinks(d); err == nil && (real == rd || strings.HasPrefix(real, rd+"/")) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+func isBind(m Mount) bool {
+	return m.Type == "bind" || slices.Contains(m.Options, "bind") || slices.Contains(m.Options, "rbind")
+}
+
+func checkMounts(s *Spec, f *Facts) (string, string) {
+	allowed := append([]string{f.Workdir, f.Storage}, f.Volumes...)
+	for i, m := range s.Mounts {
+		field := fmt.Sprintf("mounts[%d]", i)
+		// Cleaned as the runtime cleans it: /.stockade/./stockade is
+		// the wrapper's place too, and a bind there replaces the wrapper.
+		if filepath.Clean(m.Destination) == SealPath {
+			if m.Source != f.SealSource || !isBind(m) || !slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rw") {
+				return field, fmt.Sprintf("%s must be stockade's binary, bound read-only", SealPath)
+			}
+			continue
+		}
+		if !isBind(m) {
+			where, ok := MountTypes[m.Type]
+			if !ok {
+				return field + ".type", fmt.Sprintf("%q mounts are not allowed (only binds and %s)", m.Type, "proc, sysfs, cgroup, tmpfs, devpts, mqueue")
+			}
+			if where != "" && m.Destination != where {
+				return field + ".destination", fmt.Sprintf("a %s mount belongs at %s, not %s", m.Type, where, m.Destination)
+			}
+			continue
+		}
+		dir, ok := under(m.Source, allowed)
+		if !ok {
+			return field + ".source", fmt.Sprintf("%q is outside the workdir, the engine's storage and the named volumes", m.Source)
+		}
+		for _, o := range []string{"nosuid", "nodev"} {
+			if !slices.Contains(m.Options, o) {
+				return field + ".options", fmt.Sprintf("bind of %s without %s", m.Source, o)
+			}
+		}
+		if o, undone := undoes(m.Options, "suid", "dev"); undone {
+			return field + ".options", fmt.Sprintf("bind of %s with %s, which undoes no%s (the runtime applies options in order)", m.Source, o, o)
+		}
+		if dir == f.Workdir && !slices.Contains(m.Options, "rbind") {
+			return field + ".options", fmt.Sprintf("non-recursive bind of %s would uncover what the sandbox masks beneath it; use rbind", m.Source)
+		}
+	}
+	return "", ""
+}
+
+// undoes reports the first of opts (suid, dev, exec) that options hold:
+// each clears the flag its "no" form sets, whatever their order.
+func undoes(options []string, opts ...string) (string, bool) {
+	for _, o := range opts {
+		if slices.Contains(options, o) {
+			return o, true
+		}
+	}
+	return "", false
+}
+
+func checkPropagation(s *Spec, _ *Facts) (string, string) {
+	shared := []string{"shared", "rshared"}
+	if slices.Contains(shared, s.Linux.RootfsPropagation) {
+		return "linux.rootfsPropagation", "shared: the container's mounts would reach the engine"
+	}
+	for i, m := range s.Mounts {
+		for _, o := range m.Options {
+			if slices.Contains(shared, o) {
+				return fmt.Sprintf("mounts[%d].options", i), fmt.Sprintf("%s propagation would carry mounts between %s and the engine", o, m.Destination)
+			}
+		}
+	}
+	return "", ""
+}
+
+func checkProc(s *Spec, _ *Facts) (string, string) {
+	found := false
+	for i, m := range s.Mounts {
+		switch {
+		case m.Destination == "/proc" && m.Type == "proc" && !isBind(m):
+			for _, o := range ProcOptions {
+				if !slices.Contains(m.Options, o) {
+					return fmt.Sprintf("mounts[%d].options", i), "/proc without " + o
+				}
+			}
+			if o, undone := undoes(m.Options, "suid", "exec", "dev"); undone {
+				return fmt.Sprintf("mounts[%d].options", i), "/proc with " + o + ", which undoes no" + o
+			}
+			for _, o := range m.Options {
+				if strings.HasPrefix(o, "hidepid=") && o != "hidepid=2" {
+					return fmt.Sprintf("mounts[%d].options", i), "/proc with " + o + " beside hidepid=2 (the last one counts)"
+				}
+			}
+			found = true
+		case m.Destination == "/proc" || strings.HasPrefix(m.Destination, "/proc/"):
+			return fmt.Sprintf("mounts[%d]", i), fmt.Sprintf("%s mount over %s: only the container's own proc belongs there", m.Type, m.Destination)
+		}
+	}
+	if !found {
+		return "mounts", "no proc mount at /proc"
+	}
+	return "", ""
+}
+
+func checkEntrypoint(s *Spec, f *Facts) (string, string) {
+	a := s.Process.Args
+	if len(a) < 4 || a[0] != SealPath || a[1] != "seal" {
+		return "process.args", fmt.Sprintf("the entrypoint does not run under %s seal", SealPath)
+	}
+	// The wrapper is the last mount at SealPath or above it: a later one
+	// (a bind over /.stockade) would put another program in its place.
+	last := -1
+	for i, m := range s.Mounts {
+		d := filepath.Clean(m.Destination)
+		if d == SealPath {
+			last = i
+		} else if d == "/" || strings.HasPrefix(SealPath, d+"/") {
+			return fmt.Sprintf("mounts[%d].destination", i), fmt.Sprintf("a mount over %s would hide the wrapper", d)
+		}
+	}
+	if last < 0 {
+		return "mounts", SealPath + " is not mounted"
+	}
+	// The seal's policy is the one the mounts give, as precreate writes
+	// it: a config that brings its own (a wider one, a --policy-file of
+	// the image's, or none, for descriptor 3) would choose its own walls.
+	want, err := json.Marshal(Policy(s))
+	if err != nil || len(a) < 7 || a[2] != "--keep-caps" || a[3] != "--policy" || !sameJSON([]byte(a[4]), want) || a[5] != "--" {
+		return "process.args", fmt.Sprintf("the entrypoint's seal is not %s seal --keep-caps --policy POLICY -- CMD, with the policy the container's mounts give", SealPath)
+	}
+	return "", ""
+}
