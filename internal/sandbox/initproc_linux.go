@@ -52,18 +52,18 @@ func (p *initProc) Kill() error { return p.Signal(unix.SIGKILL) }
 
 // Wait reaps init. Nothing else in the process waits for it: Go's own
 // waits name their child, and the supervisor never waits for any child.
+//
+// It first waits for init to exit without reaping it (WNOWAIT): init is a
+// zombie then, whose pid no other process can have, and only once Signal
+// can no longer be called (gone, under the lock) is it reaped. So even
+// without a pidfd (kill(2) by pid), no signal can reach a process that
+// reused init's pid. The lock is not held across the wait: a signal must
+// still get through while it blocks.
 func (p *initProc) Wait() (unix.WaitStatus, error) {
-	var ws unix.WaitStatus
-	var err error
-	for {
-		// The lock is not held across the wait: a signal must still get
-		// through while it blocks. A signal racing with the reap hits the
-		// pidfd, which never names another process.
-		_, err = unix.Wait4(p.pid, &ws, 0, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
+	var info unix.Siginfo
+	err := retryEINTR(func() error {
+		return unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+	})
 	p.mu.Lock()
 	p.gone = true
 	if p.fd >= 0 {
@@ -72,7 +72,22 @@ func (p *initProc) Wait() (unix.WaitStatus, error) {
 	}
 	p.mu.Unlock()
 	if err != nil {
+		return 0, os.NewSyscallError("waitid", err)
+	}
+	var ws unix.WaitStatus
+	if err := retryEINTR(func() error {
+		_, err := unix.Wait4(p.pid, &ws, 0, nil)
+		return err
+	}); err != nil {
 		return ws, os.NewSyscallError("wait4", err)
 	}
 	return ws, nil
+}
+
+func retryEINTR(f func() error) error {
+	for {
+		if err := f(); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }

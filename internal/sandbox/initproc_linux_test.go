@@ -46,3 +46,21 @@ func TestInitProc(t *testing.T) {
 		t.Fatalf("Wait = %v, %v; want exit status 7", ws, err)
 	}
 }
+
+// TestInitProcNoPidfd: where pidfd_open is refused, signals go by pid, and
+// none is sent once init has exited: it is not reaped before Signal refuses,
+// so its pid cannot belong to another process while a signal may be sent.
+func TestInitProcNoPidfd(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &initProc{pid: cmd.Process.Pid, fd: -1}
+	ws, err := p.Wait()
+	if err != nil || ws.ExitStatus() != 5 {
+		t.Fatalf("Wait = %v, %v; want exit status 5", ws, err)
+	}
+	if err := p.Signal(unix.SIGTERM); !errors.Is(err, os.ErrProcessDone) {
+		t.Fatalf("Signal after Wait = %v, want ErrProcessDone", err)
+	}
+}
