@@ -89,3 +89,30 @@ func peerPID(conn *net.UnixConn) int32 {
 	})
 	return pid
 }
+
+// initHandle opens a pidfd of a sandbox's init, -1 where the kernel
+// refuses one (signals then go by pid; see signalInit).
+func initHandle(pid int) int {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+// signalInit sends sig to init through its pidfd, which never names another
+// process, or by pid where there is none (the caller holds the lock that
+// clears the pid once init's run is over).
+func signalInit(pidfd, pid int, sig unix.Signal) {
+	if pidfd >= 0 {
+		unix.PidfdSendSignal(pidfd, sig, nil, 0)
+		return
+	}
+	unix.Kill(pid, sig)
+}
+
+func closeHandle(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // errNotSupported: pidfds and SO_PEERCRED are Linux's.
@@ -25,3 +27,9 @@ func peerUID(*net.UnixConn) (int, bool) { return 0, false }
 
 // peerPID returns 0.
 func peerPID(*net.UnixConn) int32 { return 0 }
+
+func initHandle(int) int { return -1 }
+
+func signalInit(_, pid int, sig unix.Signal) { unix.Kill(pid, sig) }
+
+func closeHandle(int) {}

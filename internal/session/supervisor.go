@@ -85,6 +85,7 @@ type supervisor struct {
 	rows, cols uint16
 	screen     ring // the last scrollback bytes of output
 	initPID    int
+	initFD     int // a pidfd of init while initPID is set, or -1
 	stopping   bool
 	stop       chan struct{} // closed by the first stop request
 	auditOnce  sync.Once
@@ -101,7 +102,7 @@ type supervisor struct {
 // called once: with nil when the command first started, or with the error
 // that kept it from starting. The returned status is the command's last.
 func Supervise(cfg Config, log Auditor, ready func(error)) int {
-	s := &supervisor{cfg: cfg, audit: log, clients: map[*client]struct{}{}, rows: 24, cols: 80, stop: make(chan struct{})}
+	s := &supervisor{cfg: cfg, audit: log, clients: map[*client]struct{}{}, rows: 24, cols: 80, stop: make(chan struct{}), initFD: -1}
 	var once sync.Once
 	signalReady := func(err error) { once.Do(func() { ready(err) }) }
 
@@ -189,8 +190,9 @@ func (s *supervisor) loop(svc *job.Services, ready func(error)) (int, string) {
 			OnPTY: s.setMaster,
 			Stages: job.Stages{
 				InitStarted: func(pid int) error {
+					fd := initHandle(pid)
 					s.mu.Lock()
-					s.initPID = pid
+					s.initPID, s.initFD = pid, fd
 					stopping := s.stopping
 					s.mu.Unlock()
 					if stopping {
@@ -213,6 +215,8 @@ func (s *supervisor) loop(svc *job.Services, ready func(error)) (int, string) {
 		s.clearMaster()
 		s.mu.Lock()
 		s.initPID = 0
+		closeHandle(s.initFD)
+		s.initFD = -1
 		stopping := s.stopping
 		s.mu.Unlock()
 		var se *sandbox.StepError
@@ -380,10 +384,9 @@ func (s *supervisor) requestStop(by string) {
 	pid := s.initPID
 	s.mu.Unlock()
 	s.log(audit.EventSignal, map[string]any{"signal": "SIGTERM", "by": by})
-	if pid == 0 {
+	if pid == 0 || !s.signalInit(pid, unix.SIGTERM) {
 		return
 	}
-	unix.Kill(pid, unix.SIGTERM)
 	go func() {
 		time.Sleep(stopGrace)
 		s.mu.Lock()
@@ -391,9 +394,23 @@ func (s *supervisor) requestStop(by string) {
 		s.mu.Unlock()
 		if still {
 			s.log(audit.EventSignal, map[string]any{"signal": "SIGKILL", "by": "stop grace period"})
-			unix.Kill(pid, unix.SIGKILL)
+			s.signalInit(pid, unix.SIGKILL)
 		}
 	}()
+}
+
+// signalInit sends sig to the init of pid if that run is not over, under
+// the lock that ends it: through init's pidfd, so that a run that ends
+// meanwhile (its checks can take as long as the command makes them) never
+// has the signal reach a process that reused the pid.
+func (s *supervisor) signalInit(pid int, sig unix.Signal) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.initPID != pid {
+		return false
+	}
+	signalInit(s.initFD, pid, sig)
+	return true
 }
 
 // setMaster takes the master of a newly started command's terminal.
