@@ -133,6 +133,15 @@ func supervisorMain() int {
 		return sandbox.ExitSetup
 	}
 	defer w.Close()
+	defer giveBackRoom(os.Stderr)
 	Supervise(cfg, w, ready)
 	return 0
+}
+
+// giveBackRoom frees what was allocated past the end of supervisor.log (the
+// supervisor's stdout and stderr) once nothing more will be written to it.
+func giveBackRoom(f *os.File) {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		f.Truncate(st.Size())
+	}
 }

@@ -130,9 +130,17 @@ func (s Store) write(sess Session) error {
 	b = append(b, '\n')
 	err = s.replace(sess.ID, b)
 	if err != nil && s.replaceFromSpare(sess.ID, b) == nil {
-		return nil
+		err = nil
+	}
+	if err == nil && sess.ended() {
+		os.Remove(s.spare(sess.ID)) // no state comes after the last
 	}
 	return err
+}
+
+// ended reports whether s is a state the session does not leave.
+func (s Session) ended() bool {
+	return s.State == Exited || s.State == Stopped || s.State == Failed
 }
 
 // replace writes b to a new file and renames it over session.json.
