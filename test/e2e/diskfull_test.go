@@ -213,8 +213,9 @@ echo "== verify"; "$STOCKADE" logs -s "$id" --verify && echo "verify exit 0" || 
 	if strings.Contains(logs[at:], " connection: ") {
 		t.Errorf("a connection was logged after the stop:\n%s", tail(logs, 6000))
 	}
-	if v := part("verify"); !strings.Contains(v, "chain intact") || !strings.Contains(v, "verify exit 0") {
-		t.Errorf("logs --verify:\n%s", v)
+	if v := part("verify"); !strings.Contains(v, "chain intact") || !strings.Contains(v, "verify exit 0") ||
+		!regexp.MustCompile(`ended at line \d+ \(seq \d+\): audit log ended: no space`).MatchString(v) {
+		t.Errorf("logs --verify, want the chain intact and the end named:\n%s", v)
 	}
 }
 
