@@ -93,9 +93,9 @@ echo "== verify"; "$STOCKADE" logs -s "$id" --verify && echo "verify exit 0" || 
 // ignores SIGTERM, is killed after the grace period; every connection that
 // went through is logged; the session ends failed with the reason, which
 // list and supervisor.log show although the disk is still full; and the
-// chain, end event and stop included, verifies. (Before the fix of
-// fc31c92, the log broke off mid-line and 6000 connections went through
-// unlogged; before the session state's spare, list showed no reason.)
+// chain, end event and stop included, verifies. (On the build before the
+// reserve, fc31c92, the log broke off mid-line and 6000 connections went
+// through unlogged; before the spare state file, list showed no reason.)
 func TestSessionAuditReserveUsedUp(t *testing.T) {
 	requireSandbox(t)
 	unshare, err := exec.LookPath("unshare")
