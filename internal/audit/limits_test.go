@@ -128,6 +128,14 @@ func TestCapEndsTheLog(t *testing.T) {
 	}
 	w.Close()
 	wantVerifies(t, path)
+	rep, err := VerifyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Ended) != 2 || !strings.Contains(rep.Ended[0], "audit log ended: log cap reached") ||
+		!strings.Contains(rep.Ended[1], "events not logged after the audit log ended") {
+		t.Errorf("Verify reports the end as %q, want the log_end and the dropped count", rep.Ended)
+	}
 	st, _ := os.Stat(path)
 	if st.Size() > capBytes+reserve {
 		t.Errorf("the log has %d bytes, more than its cap and reserve (%d)", st.Size(), capBytes+reserve)

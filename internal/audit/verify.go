@@ -43,6 +43,11 @@ type Report struct {
 	// and recorded, so that the chain goes on. They are not problems: the
 	// chain verifies over them, but each stands for an event that was lost.
 	Gaps []string
+	// Ended describes the log_end and dropped events found: the writer
+	// ended the log on purpose (its cap, a full disk, a failed write), and
+	// what it could not write after that. Not problems either: they say
+	// why the log is shorter than the session.
+	Ended []string
 }
 
 // OK reports whether the log verified.
@@ -171,8 +176,12 @@ func (v *verifier) line(line []byte, readErr error) {
 		v.add(n, ev.Seq, BadHash, "hash does not match its content")
 	}
 	v.chain(n, ev)
-	if ev.Event == EventGap {
+	switch ev.Event {
+	case EventGap:
 		v.rep.Gaps = append(v.rep.Gaps, fmt.Sprintf("line %d (seq %d): %s", n, ev.Seq, sanitize(gapMessage(ev.Fields))))
+	case EventLogEnd, EventDropped:
+		msg := kinds[ev.Event].message(ev.Fields)
+		v.rep.Ended = append(v.rep.Ended, fmt.Sprintf("line %d (seq %d): %s", n, ev.Seq, sanitize(msg)))
 	}
 	v.unread = 0
 	v.lastSeq, v.lastHash = ev.Seq, ev.Hash

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type Group struct {
 	placed  map[string]bool
 	pending []string
 	files   []int
+	cpu     string // the v1 directory holding the cpu limit, "" without one (JoinCPU)
 }
 
 // New creates the group called name (one path element, e.g. "stockade-<id>")
@@ -65,6 +67,9 @@ func build(name string, l Limits, ts []*target, rep Report) (*Group, Report, err
 			continue
 		}
 		g.dirs, made = append(g.dirs, dir), append(made, t)
+		if d := cpuDir(t, dir); d != "" {
+			g.cpu = d
+		}
 		has := func(file string) bool { return exists(filepath.Join(dir, file)) }
 		for _, it := range t.items {
 			if err := writeLimit(dir, it, l, has); err != nil {
@@ -242,7 +247,10 @@ func (g *Group) Close() error {
 	// but the order costs nothing.
 	for i := len(g.dirs) - 1; i >= 0; i-- {
 		dir := g.dirs[i]
-		err := killAll(dir, deadline)
+		err := evictOwn(dir)
+		if err == nil {
+			err = killAll(dir, deadline)
+		}
 		if err == nil {
 			err = removeDir(dir, deadline)
 		}
@@ -252,6 +260,9 @@ func (g *Group) Close() error {
 		}
 	}
 	g.dirs = kept
+	if !slices.Contains(kept, g.cpu) {
+		g.cpu = ""
+	}
 	return errors.Join(errs...)
 }
 

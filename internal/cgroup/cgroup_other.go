@@ -2,6 +2,8 @@
 
 package cgroup
 
+import "errors"
+
 const (
 	notLinux    = "cgroups are Linux-only"
 	notLinuxFix = "run stockade on Linux to enforce resource limits"
@@ -32,3 +34,11 @@ func (g *Group) ThreadFiles() (into, back []int) { return nil, nil }
 
 // ThreadPlaced does nothing here.
 func (g *Group) ThreadPlaced(bool) {}
+
+// CPUThreads reports false: there is no cpu group to join.
+func (g *Group) CPUThreads() bool { return false }
+
+// JoinCPU fails: cgroups are Linux-only.
+func (g *Group) JoinCPU() (leave func() error, err error) {
+	return nil, errors.New(notLinux)
+}

@@ -37,6 +37,9 @@ func (c *logsCmd) Run() error {
 		for _, g := range rep.Gaps {
 			fmt.Printf("%s: gap recovered at %s\n", path, g)
 		}
+		for _, e := range rep.Ended {
+			fmt.Printf("%s: ended at %s\n", path, e)
+		}
 		if rep.OK() {
 			fmt.Printf("%s: %d events, chain intact (last seq %d)\n", path, rep.Lines, rep.LastSeq)
 			return nil

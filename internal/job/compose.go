@@ -30,6 +30,7 @@ type Services struct {
 	Auth  *authproxy.Proxy
 
 	cgroup     *cgroup.Pending
+	group      *cgroup.Group // made, once Limits has returned
 	required   []cgroup.Requirement
 	limitsOnce sync.Once
 	report     cgroup.Report
@@ -92,7 +93,7 @@ func Compose(j Job, w Wiring) (*Services, error) {
 // first answer stands for every run; the report says what is not enforced.
 func (s *Services) Limits() (cgroup.Report, error) {
 	s.limitsOnce.Do(func() {
-		_, s.report, s.limitsErr = s.cgroup.Wait()
+		s.group, s.report, s.limitsErr = s.cgroup.Wait()
 		if s.limitsErr != nil {
 			s.limitsErr = fmt.Errorf("setting up resource limits: %w", s.limitsErr)
 			return
@@ -132,6 +133,15 @@ func (s *Services) Run(h Hooks) (int, error) {
 		serve = ServeWith(s.Proxy, s.Auth)
 	}
 	return run(s.job, h, s.cgroup, serve)
+}
+
+// Group is the sandbox's cgroup once Limits has returned without an error
+// (a session's output relay joins its cpu group), else nil.
+func (s *Services) Group() *cgroup.Group {
+	if s.limitsErr != nil {
+		return nil
+	}
+	return s.group
 }
 
 // CloseProxies stops the proxies: new connections are refused, the auth

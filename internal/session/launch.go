@@ -18,6 +18,9 @@ import (
 
 const supervisorArg = "__stockade_supervisor"
 
+// supervisorLogRoom is the space kept allocated for supervisor.log.
+const supervisorLogRoom = 64 << 10
+
 func init() { sandbox.Entrypoints[supervisorArg] = supervisorMain }
 
 // Launch creates the session and starts its supervisor detached (in a new
@@ -61,6 +64,9 @@ func Launch(cfg Config, sess Session) error {
 		return fail(err)
 	}
 	defer logf.Close()
+	// Room for what the supervisor says when the disk is full (why the
+	// audit log ended): appends go into blocks the file already has.
+	allocate(logf, supervisorLogRoom, true)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return fail(err)
@@ -127,6 +133,15 @@ func supervisorMain() int {
 		return sandbox.ExitSetup
 	}
 	defer w.Close()
+	defer giveBackRoom(os.Stderr)
 	Supervise(cfg, w, ready)
 	return 0
+}
+
+// giveBackRoom frees what was allocated past the end of supervisor.log (the
+// supervisor's stdout and stderr) once nothing more will be written to it.
+func giveBackRoom(f *os.File) {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		f.Truncate(st.Size())
+	}
 }

@@ -8,10 +8,12 @@
 //
 // State is written atomically (a temporary file renamed over session.json)
 // under an flock of the session's lock file, so two stockade processes that
-// race on one session never leave it half-written. Whether a session's
-// supervisor still runs is judged by its PID and start time, never by the
-// state file alone: a supervisor killed with SIGKILL leaves "running" behind,
-// and list shows it as dead.
+// race on one session never leave it half-written. A spare file with its
+// space allocated stands in for the temporary file when the disk is full,
+// so that the last state (why the session ended) is still written. Whether
+// a session's supervisor still runs is judged by its PID and start time,
+// never by the state file alone: a supervisor killed with SIGKILL leaves
+// "running" behind, and list shows it as dead.
 package session
 
 import (
@@ -109,29 +111,101 @@ func (s Store) Create(sess Session) error {
 		return fmt.Errorf("creating session %s: %w", sess.ID, err)
 	}
 	sess.V = 1
-	return s.write(sess)
+	if err := s.write(sess); err != nil {
+		return err
+	}
+	s.makeSpare(sess.ID)
+	return nil
 }
 
-// write replaces session.json atomically.
+// write replaces session.json atomically. When that fails (the disk is
+// full: the sandboxed command can fill the filesystem the state directory
+// is on), the state goes into the spare instead: the final state of a
+// session the full disk ended is the one that must not be lost.
 func (s Store) write(sess Session) error {
 	b, err := json.MarshalIndent(sess, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.Dir(sess.ID), ".session-*.json")
-	if err != nil {
-		return fmt.Errorf("writing session %s: %w", sess.ID, err)
+	b = append(b, '\n')
+	err = s.replace(sess.ID, b)
+	if err != nil && s.replaceFromSpare(sess.ID, b) == nil {
+		err = nil
 	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if err == nil && sess.ended() {
+		os.Remove(s.spare(sess.ID)) // no state comes after the last
+	}
+	return err
+}
+
+// ended reports whether s is a state the session does not leave.
+func (s Session) ended() bool {
+	return s.State == Exited || s.State == Stopped || s.State == Failed
+}
+
+// replace writes b to a new file and renames it over session.json.
+func (s Store) replace(id string, b []byte) error {
+	tmp, err := os.CreateTemp(s.Dir(id), ".session-*.json")
+	if err != nil {
+		return fmt.Errorf("writing session %s: %w", id, err)
+	}
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("writing session %s: %w", sess.ID, err)
+		return fmt.Errorf("writing session %s: %w", id, err)
 	}
 	tmp.Close()
-	if err := os.Rename(tmp.Name(), s.file(sess.ID)); err != nil {
+	if err := os.Rename(tmp.Name(), s.file(id)); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("writing session %s: %w", sess.ID, err)
+		return fmt.Errorf("writing session %s: %w", id, err)
 	}
+	return nil
+}
+
+// spareSize is the space kept allocated in the spare: room for a state
+// with a long command line and a long reason.
+const spareSize = 64 << 10
+
+func (s Store) spare(id string) string { return filepath.Join(s.Dir(id), ".session-spare.json") }
+
+// makeSpare creates the spare with its space allocated. Best effort: without
+// it, a full disk can keep a session's last state from being written, and
+// list shows the session as dead rather than why it ended.
+func (s Store) makeSpare(id string) error {
+	f, err := os.OpenFile(s.spare(id), os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := allocate(f, spareSize, false); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// replaceFromSpare writes b over the start of the spare, whose blocks are
+// allocated, cuts it to size and renames it over session.json: as atomic as
+// replace, and it needs no new space. A new spare is made if there is room.
+func (s Store) replaceFromSpare(id string, b []byte) error {
+	f, err := os.OpenFile(s.spare(id), os.O_WRONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(b, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(b)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(s.spare(id), s.file(id))
+	}
+	if err != nil {
+		return err
+	}
+	s.makeSpare(id)
 	return nil
 }
 

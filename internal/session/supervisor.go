@@ -92,7 +92,8 @@ type supervisor struct {
 	proxy      *egress.Proxy
 	rules      *egress.Rules
 	auth       *authproxy.Proxy
-	auditEnd   string // why the audit log ended, "" while it goes on
+	auditEnd   string        // why the audit log ended, "" while it goes on
+	cg         *cgroup.Group // the session's limits; the output relay joins its cpu group (chargeRelay)
 	// dropped holds the classes of escape sequences the terminal filter
 	// has dropped and the audit log has recorded, once each.
 	dropped map[termfilter.Class]bool
@@ -162,6 +163,7 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		ln.Close()
 		return sandbox.ExitSetup
 	}
+	s.cg = svc.Group()
 	for _, p := range report.NotEnforced {
 		s.log(audit.EventWarning, map[string]any{"message": p.String()})
 	}
@@ -442,6 +444,7 @@ func (s *supervisor) clearMaster() {
 // pump copies the terminal's output, filtered unless the policy asks for
 // the raw terminal, to the scrollback and every client.
 func (s *supervisor) pump(m *os.File) {
+	defer s.chargeRelay()()
 	buf := make([]byte, 32<<10)
 	var filter *termfilter.Filter
 	if s.cfg.Job.Policy.Terminal != policy.TerminalRaw {
