@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -69,7 +70,50 @@ func splice(client, upstream net.Conn, idle time.Duration) (out, in int64, err e
 
 // copyIdle copies src to dst. On EOF it half-closes dst and returns nil; on
 // any other error it closes both, which ends the other direction too.
+//
+// Between two TCP connections (under any wrappers that expose NetConn, as
+// the proxy's connection cap does) the bytes go through splice(2) and never
+// into this process (splice_linux.go); a wrapper that hid the TCPConn would
+// silently turn this into a read/write loop with a copy each way, and
+// TestTunnelSplices fails.
 func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64, error) {
+	s := newSplicer(dst, src)
+	if s == nil {
+		return copyBuffered(dst, src, idle, last)
+	}
+	defer s.Close()
+	var n int64
+	step := idle / 8
+	var set time.Time
+	for {
+		if now := time.Now(); now.Sub(set) > step {
+			set = now
+			src.SetReadDeadline(now.Add(idle))
+			dst.SetWriteDeadline(now.Add(idle))
+		}
+		k, err, werr := s.move()
+		n += k
+		if k > 0 {
+			last.Store(time.Now().UnixNano())
+		}
+		if werr != nil {
+			src.Close()
+			dst.Close()
+			return n, werr
+		}
+		if err == nil {
+			continue
+		}
+		if done, err := copyEnded(dst, src, err, k > 0, idle, last); done {
+			return n, err
+		}
+		set = time.Time{}
+	}
+}
+
+// copyBuffered is copyIdle for connections that are not both TCP (tests,
+// a Dial that wraps): a read/write loop through one buffer.
+func copyBuffered(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64, error) {
 	buf := make([]byte, tunnelBufSize)
 	var n int64
 	// Deadlines are pushed forward at most every idle/8, not per read: the
@@ -93,26 +137,53 @@ func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64,
 				return n, werr
 			}
 		}
-		switch {
-		case rerr == nil:
-		case errors.Is(rerr, io.EOF):
-			closeWrite(dst)
-			return n, nil
-		case isTimeout(rerr) && time.Since(time.Unix(0, last.Load())) < idle:
-			// The other direction is busy: a download with a silent client.
-			set = time.Time{}
+		if rerr == nil {
+			continue
+		}
+		if done, err := copyEnded(dst, src, rerr, nr > 0, idle, last); done {
+			return n, err
+		}
+		set = time.Time{}
+	}
+}
+
+// copyEnded decides what an error of one direction of a tunnel means:
+// EOF half-closes dst; a timeout while the tunnel moved bytes (this
+// direction just now, or the other one within idle: a download with a
+// silent client) goes on; anything else closes both. done is false when
+// the copy goes on.
+func copyEnded(dst, src net.Conn, err error, moved bool, idle time.Duration, last *atomic.Int64) (done bool, _ error) {
+	switch {
+	case errors.Is(err, io.EOF):
+		closeWrite(dst)
+		return true, nil
+	case isTimeout(err) && (moved || time.Since(time.Unix(0, last.Load())) < idle):
+		return false, nil
+	}
+	src.Close()
+	dst.Close()
+	if isTimeout(err) {
+		return true, fmt.Errorf("idle for %v", idle)
+	}
+	if errors.Is(err, net.ErrClosed) {
+		return true, nil // closed by the other direction or by Close
+	}
+	return true, err
+}
+
+// tcpConn is the *net.TCPConn under c's wrappers, or nil.
+func tcpConn(c net.Conn) *net.TCPConn {
+	for range 8 {
+		switch t := c.(type) {
+		case *net.TCPConn:
+			return t
+		case interface{ NetConn() net.Conn }:
+			c = t.NetConn()
 		default:
-			src.Close()
-			dst.Close()
-			if isTimeout(rerr) {
-				return n, fmt.Errorf("idle for %v", idle)
-			}
-			if errors.Is(rerr, net.ErrClosed) {
-				return n, nil // closed by the other direction or by Close
-			}
-			return n, rerr
+			return nil
 		}
 	}
+	return nil
 }
 
 func isTimeout(err error) bool {
@@ -129,19 +200,34 @@ func closeWrite(c net.Conn) {
 }
 
 // countingConn counts the bytes read from and written to a connection.
+// Each Read and Write holds mu shared while it runs, so that settle, once
+// the connection is closed, returns counts no call in flight can change.
 type countingConn struct {
 	net.Conn
+	mu            sync.RWMutex
 	read, written atomic.Int64
 }
 
 func (c *countingConn) Read(b []byte) (int, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	n, err := c.Conn.Read(b)
 	c.read.Add(int64(n))
 	return n, err
 }
 
 func (c *countingConn) Write(b []byte) (int, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	n, err := c.Conn.Write(b)
 	c.written.Add(int64(n))
 	return n, err
+}
+
+// settle waits for the Reads and Writes in flight to return and returns the
+// counts. Close the connection first, or a blocked call is waited for.
+func (c *countingConn) settle() (read, written int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.read.Load(), c.written.Load()
 }
