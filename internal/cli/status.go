@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/stockade-dev/stockade/internal/egress"
 	"io"
 	"os"
 	"strings"
@@ -89,8 +90,14 @@ func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement
 	abi := landlock.ABI()
 	e := enforcement{Loosenings: r.Warnings(home, os.Getuid())}
 	for _, rule := range r.Policy.AgentAllow {
-		if r.Policy.Network == "proxy" && rule.LiftsFloor() {
+		if r.Policy.Network != "proxy" {
+			break
+		}
+		if rule.LiftsFloor() {
 			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: %s", rule, floorLifted))
+		}
+		if _, why := egress.LoosenedBy(rule); why != "" {
+			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: %s", rule, why))
 		}
 	}
 	e.Layers = append(e.Layers,

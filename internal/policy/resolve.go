@@ -142,7 +142,7 @@ func (r *Resolved) apply(l *Layer) {
 	setScalar(r, l, "terminal", l.Terminal, &p.Terminal)
 	for _, key := range listKeys {
 		if rules := l.rules(key); rules != nil {
-			r.addRules(key, *rules, l.origin(key))
+			r.addRules(key, *rules, l.origin(key), l.presets)
 			continue
 		}
 		for _, v := range *l.list(key) {
@@ -152,8 +152,9 @@ func (r *Resolved) apply(l *Layer) {
 }
 
 // addRules adds the rules of one layer to the policy as they are, and to
-// ListSources as they print.
-func (r *Resolved) addRules(key string, rules []egress.Rule, source string) {
+// ListSources as they print, with the preset a rule came from after its
+// source ("flag --agent-allow, preset @npm").
+func (r *Resolved) addRules(key string, rules []egress.Rule, source string, presets map[egress.Rule]string) {
 	dst := &r.Policy.AgentAllow
 	if key == "agent_block" {
 		dst = &r.Policy.AgentBlock
@@ -161,7 +162,11 @@ func (r *Resolved) addRules(key string, rules []egress.Rule, source string) {
 	for _, rule := range rules {
 		if !slices.Contains(*dst, rule) {
 			*dst = append(*dst, rule)
-			r.addEntry(key, rule.String(), source)
+			src := source
+			if p := presets[rule]; p != "" {
+				src += ", preset " + p
+			}
+			r.addEntry(key, rule.String(), src)
 		}
 	}
 }
