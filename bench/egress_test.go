@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
