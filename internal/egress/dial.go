@@ -75,48 +75,18 @@ func splice(client, upstream net.Conn, idle time.Duration) (out, in int64, err e
 // the proxy's connection cap does) the bytes go through splice(2) and never
 // into this process (splice_linux.go); a wrapper that hid the TCPConn would
 // silently turn this into a read/write loop with a copy each way, and
-// TestTunnelSplices fails.
+// TestTunnelSplices fails. Otherwise (tests, no pipe free) it copies through
+// a buffer.
 func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64, error) {
-	s := newSplicer(dst, src)
-	if s == nil {
-		return copyBuffered(dst, src, idle, last)
+	var move func() (n int64, rerr, werr error)
+	if s := newSplicer(dst, src); s != nil {
+		defer s.Close()
+		move = s.move
+	} else {
+		move = bufferedMove(dst, src)
 	}
-	defer s.Close()
 	var n int64
-	step := idle / 8
-	var set time.Time
-	for {
-		if now := time.Now(); now.Sub(set) > step {
-			set = now
-			src.SetReadDeadline(now.Add(idle))
-			dst.SetWriteDeadline(now.Add(idle))
-		}
-		k, err, werr := s.move()
-		n += k
-		if k > 0 {
-			last.Store(time.Now().UnixNano())
-		}
-		if werr != nil {
-			src.Close()
-			dst.Close()
-			return n, werr
-		}
-		if err == nil {
-			continue
-		}
-		if done, err := copyEnded(dst, src, err, k > 0, idle, last); done {
-			return n, err
-		}
-		set = time.Time{}
-	}
-}
-
-// copyBuffered is copyIdle for connections that are not both TCP (tests,
-// a Dial that wraps): a read/write loop through one buffer.
-func copyBuffered(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64, error) {
-	buf := make([]byte, tunnelBufSize)
-	var n int64
-	// Deadlines are pushed forward at most every idle/8, not per read: the
+	// Deadlines are pushed forward at most every idle/8, not per move: the
 	// timer updates would otherwise cost a large share of the throughput.
 	step := idle / 8
 	var set time.Time
@@ -126,24 +96,37 @@ func copyBuffered(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (in
 			src.SetReadDeadline(now.Add(idle))
 			dst.SetWriteDeadline(now.Add(idle))
 		}
-		nr, rerr := src.Read(buf)
-		if nr > 0 {
+		k, rerr, werr := move()
+		n += k
+		if k > 0 {
 			last.Store(time.Now().UnixNano())
-			nw, werr := dst.Write(buf[:nr])
-			n += int64(nw)
-			if werr != nil {
-				src.Close()
-				dst.Close()
-				return n, werr
-			}
+		}
+		if werr != nil {
+			src.Close()
+			dst.Close()
+			return n, werr
 		}
 		if rerr == nil {
 			continue
 		}
-		if done, err := copyEnded(dst, src, rerr, nr > 0, idle, last); done {
+		if done, err := copyEnded(dst, src, rerr, k > 0, idle, last); done {
 			return n, err
 		}
 		set = time.Time{}
+	}
+}
+
+// bufferedMove returns a move for copyIdle that reads once from src into a
+// buffer of its own and writes what it read to dst.
+func bufferedMove(dst, src net.Conn) func() (int64, error, error) {
+	buf := make([]byte, tunnelBufSize)
+	return func() (int64, error, error) {
+		nr, rerr := src.Read(buf)
+		if nr == 0 {
+			return 0, rerr, nil
+		}
+		nw, werr := dst.Write(buf[:nr])
+		return int64(nw), rerr, werr
 	}
 }
 
