@@ -83,7 +83,9 @@ func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64,
 		defer s.Close()
 		move = s.move
 	} else {
-		move = bufferedMove(dst, src)
+		buf := tunnelBuffers.Get()
+		defer tunnelBuffers.Put(buf)
+		move = bufferedMove(dst, src, buf)
 	}
 	var n int64
 	// Deadlines are pushed forward at most every idle/8, not per move: the
@@ -116,10 +118,13 @@ func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64,
 	}
 }
 
-// bufferedMove returns a move for copyIdle that reads once from src into a
-// buffer of its own and writes what it read to dst.
-func bufferedMove(dst, src net.Conn) func() (int64, error, error) {
-	buf := make([]byte, tunnelBufSize)
+// tunnelBuffers are reused across tunnels: short HTTPS connections would
+// otherwise each leave two buffers of garbage.
+var tunnelBuffers = newBufferPool(tunnelBufSize)
+
+// bufferedMove returns a move for copyIdle that reads once from src into buf
+// and writes what it read to dst.
+func bufferedMove(dst, src net.Conn, buf []byte) func() (int64, error, error) {
 	return func() (int64, error, error) {
 		nr, rerr := src.Read(buf)
 		if nr == 0 {

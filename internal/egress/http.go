@@ -186,9 +186,14 @@ const forwardBufSize = 256 << 10
 
 // forwardBuffers are reused across requests: a fresh 256 KiB per request
 // would be garbage the size of many small responses.
-var forwardBuffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, forwardBufSize); return &b }}}
+var forwardBuffers = newBufferPool(forwardBufSize)
 
+// bufferPool holds buffers of one size (an httputil.BufferPool).
 type bufferPool struct{ pool sync.Pool }
+
+func newBufferPool(size int) *bufferPool {
+	return &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, size); return &b }}}
+}
 
 func (b *bufferPool) Get() []byte  { return *b.pool.Get().(*[]byte) }
 func (b *bufferPool) Put(s []byte) { b.pool.Put(&s) }
