@@ -97,7 +97,11 @@ func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement
 			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: %s", rule, floorLifted))
 		}
 		if _, why := egress.LoosenedBy(rule); why != "" {
-			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: %s", rule, why))
+			from := ""
+			if p := r.Preset("agent_allow", rule); p != "" {
+				from = " (preset " + p + ")"
+			}
+			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s%s: %s", rule, from, why))
 		}
 	}
 	e.Layers = append(e.Layers,

@@ -69,7 +69,11 @@ func TestPresetLoosenings(t *testing.T) {
 		var got []string
 		for _, line := range enforcementOf(r, "/home/u", cgroup.Report{}).Loosenings {
 			if rule, ok := strings.CutPrefix(line, "agent_allow "); ok {
-				got = append(got, rule[:strings.Index(rule, ": ")])
+				rule = rule[:strings.Index(rule, ": ")]
+				if tt.allow[0] == '@' && !strings.HasSuffix(rule, " (preset "+tt.allow+")") {
+					t.Errorf("--agent-allow %s: %q does not name the preset", tt.allow, line)
+				}
+				got = append(got, strings.TrimSuffix(rule, " (preset "+tt.allow+")"))
 			}
 		}
 		if strings.Join(got, " ") != strings.Join(tt.want, " ") {

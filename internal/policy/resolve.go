@@ -164,11 +164,27 @@ func (r *Resolved) addRules(key string, rules []egress.Rule, source string, pres
 			*dst = append(*dst, rule)
 			src := source
 			if p := presets[rule]; p != "" {
-				src += ", preset " + p
+				src += presetSource + p
 			}
 			r.addEntry(key, rule.String(), src)
 		}
 	}
+}
+
+// presetSource joins a rule's source and the preset it came from.
+const presetSource = ", preset "
+
+// Preset returns the preset ("@npm") an agent_allow or agent_block rule came
+// from, or "" for a rule written as itself.
+func (r Resolved) Preset(key string, rule egress.Rule) string {
+	for _, e := range r.ListSources[key] {
+		if e.Value == rule.String() {
+			if _, p, ok := strings.Cut(e.Source, presetSource); ok {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 func setScalar[T any](r *Resolved, l *Layer, key string, v *T, dst *T) {
