@@ -64,6 +64,20 @@ func TestPresets(t *testing.T) {
 		}
 	}
 
+	// A project file may not open the network, by a preset either; the
+	// refusal quotes the preset as written.
+	project := filepath.Join(dir, ".stockade.json")
+	data, _ = json.Marshal(map[string][]string{"agent_allow": {"@npm"}})
+	os.WriteFile(project, data, 0o600)
+	pl, err := LoadFile(project, KindProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resolve(dir, pl)
+	if err == nil || !strings.Contains(err.Error(), `"agent_allow": "@npm" is not allowed: a project file may only tighten`) {
+		t.Errorf("project file with @npm: %v", err)
+	}
+
 	const bad = `"@nmp" is not a network rule: no such preset; write one of @crates, @debian, @github, @go, @maven, @npm, @pypi, @rubygems`
 	_, err = FromFlags(Flags{AgentAllow: []string{"@nmp"}}, "/")
 	checkErr(t, err, "flag --agent-allow: "+bad)

@@ -376,7 +376,11 @@ func checkProject(l *Layer, r *Resolved) error {
 		return deny("network", strconv.Quote(*l.Network), "it opens the network")
 	}
 	if len(l.AgentAllow) > 0 {
-		return deny("agent_allow", strconv.Quote(l.AgentAllow[0].String()), "an allow rule opens the network")
+		shown := l.AgentAllow[0].String()
+		if p := l.presets[l.AgentAllow[0]]; p != "" {
+			shown = p // as written, not the first host it expands to
+		}
+		return deny("agent_allow", strconv.Quote(shown), "an allow rule opens the network")
 	}
 	if l.AgentPolicy != nil && *l.AgentPolicy != DefaultAgentPolicy {
 		return deny("agent_policy", strconv.Quote(*l.AgentPolicy), "it opens the network")
