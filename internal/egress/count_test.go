@@ -211,3 +211,55 @@ func TestTunnelIdle(t *testing.T) {
 		t.Errorf("connection events %v, want one with 12 bytes in, ended as idle", ev)
 	}
 }
+
+// TestTunnelHalfClose: through a spliced tunnel, the client's end of input
+// reaches the server as EOF while the server's answer still flows back in
+// full, and the counts match both ways.
+func TestTunnelHalfClose(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const up, down = 3_000_017, 5_000_011
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		n, _ := io.Copy(io.Discard, c) // until the client's half-close
+		fmt.Fprintf(c, "%d\n", n)
+		c.Write(bytes.Repeat([]byte{'d'}, down))
+	}()
+	p := newTestProxy(t, mustRules(t, ModeDeny, []string{"127.0.0.1"}, nil), nil)
+	addr := listen(t, p.Proxy, p.ServeHTTPProxy)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: x\r\n\r\n", l.Addr())
+	br := bufio.NewReader(c)
+	if r, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || r.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", r, err)
+	}
+	if _, err := c.Write(bytes.Repeat([]byte{'u'}, up)); err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).CloseWrite()
+	line, err := br.ReadString('\n')
+	if err != nil || line != fmt.Sprintf("%d\n", up) {
+		t.Fatalf("the server read %q (%v), want %d", line, err, up)
+	}
+	n, err := io.Copy(io.Discard, br)
+	if err != nil || n != down {
+		t.Fatalf("read %d bytes back (%v), want %d", n, err, down)
+	}
+	c.Close()
+	p.Close()
+	ev := p.audit.find(EventConnection)
+	if len(ev) != 1 || ev[0].fields["bytes_out"] != int64(up) || ev[0].fields["bytes_in"] != int64(down+len(line)) || ev[0].fields["error"] != nil {
+		t.Errorf("connection events %v, want one with %d out, %d in, no error", ev, up, down+len(line))
+	}
+}
