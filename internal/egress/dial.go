@@ -40,8 +40,9 @@ func (d *Dialer) DialDecision(ctx context.Context, dec Decision) (net.Conn, neti
 	return nil, netip.AddrPort{}, fmt.Errorf("dialing %s: %w", dec.Target(), errors.Join(errs...))
 }
 
-// tunnelBufSize is the copy buffer of one direction of one tunnel: two per
-// tunnel, so 1000 tunnels hold 32 MiB.
+// tunnelBufSize is the copy buffer of one direction of a tunnel that cannot
+// splice: two per tunnel, so 1000 busy tunnels beyond the pipes hold 250 MiB
+// (an idle tunnel holds them too: they are taken when its copy starts).
 const tunnelBufSize = 128 << 10
 
 // splice copies client→upstream and upstream→client until both directions
