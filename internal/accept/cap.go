@@ -108,6 +108,10 @@ func (c *capped) Close() error {
 	return err
 }
 
+// NetConn returns the connection under the count, so that a tunnel can
+// splice(2) between two *net.TCPConn; Close must still go through c.
+func (c *capped) NetConn() net.Conn { return c.Conn }
+
 // CloseWrite half-closes the connection when it can; a tunnel relies on it.
 func (c *capped) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {

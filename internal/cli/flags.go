@@ -26,7 +26,7 @@ type policyFlags struct {
 
 	Network     *string  `help:"proxy (default: out only through stockade's proxies and DNS stub) or none (loopback only)." placeholder:"MODE"`
 	AgentPolicy *string  `name:"agent-policy" help:"deny (default: only --agent-allow goes out) or allow (every public address; loosening)." placeholder:"deny|allow"`
-	AgentAllow  []string `name:"agent-allow" sep:"," help:"Allow HOST, *.SUFFIX, IP or CIDR, with an optional :PORT; repeatable or comma-separated." placeholder:"RULE"`
+	AgentAllow  []string `name:"agent-allow" sep:"," help:"Allow HOST, *.SUFFIX, IP or CIDR, with an optional :PORT, or a preset (@npm, @pypi, @go, @crates, @rubygems, @maven, @debian, @github); repeatable or comma-separated." placeholder:"RULE"`
 	AgentBlock  []string `name:"agent-block" sep:"," help:"Block a host, wildcard, IP or CIDR (wins over allow); repeatable or comma-separated." placeholder:"RULE"`
 	Resolver    *string  `help:"Upstream DNS server the supervisor resolves with (default: the host's)." placeholder:"ADDR[:PORT]"`
 

@@ -14,7 +14,7 @@ type networkCmd struct {
 }
 
 type networkAgentCmd struct {
-	Allow networkAllowCmd `cmd:"" help:"Allow TARGET (a name, *.suffix, IP or CIDR, with an optional :port) for new connections."`
+	Allow networkAllowCmd `cmd:"" help:"Allow TARGET (a name, *.suffix, IP or CIDR, with an optional :port, or a preset such as @npm) for new connections."`
 	Block networkBlockCmd `cmd:"" help:"Block TARGET (wins over allow)."`
 	Reset networkResetCmd `cmd:"" help:"Remove TARGET from the allow and block rules."`
 }
@@ -29,7 +29,7 @@ func (c *networkResetCmd) Run() error { return c.change(session.NetReset) }
 
 type networkChangeCmd struct {
 	sessionFlag
-	Target string `arg:"" help:"HOST, *.SUFFIX, IP or CIDR, with an optional :PORT." placeholder:"TARGET[:PORT]"`
+	Target string `arg:"" help:"HOST, *.SUFFIX, IP or CIDR, with an optional :PORT, or a preset (@npm, @pypi, @go, @crates, @rubygems, @maven, @debian, @github)." placeholder:"TARGET[:PORT]"`
 }
 
 type networkListCmd struct {
@@ -61,9 +61,12 @@ func printRules(store session.Store, id string, req session.Request) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "LIST\tRULE")
 	for _, r := range resp.Rules {
-		if r.LiftsFloor {
+		switch {
+		case r.LiftsFloor:
 			fmt.Fprintf(w, "%s\t%s\tLOOSENED: %s\n", r.List, r.Rule, floorLifted)
-		} else {
+		case r.Loosening != "":
+			fmt.Fprintf(w, "%s\t%s\tLOOSENED: %s\n", r.List, r.Rule, r.Loosening)
+		default:
 			fmt.Fprintf(w, "%s\t%s\n", r.List, r.Rule)
 		}
 	}

@@ -2,14 +2,15 @@ package cli
 
 import (
 	"fmt"
-	"github.com/stockade-dev/stockade/internal/sandbox"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/seccomp"
 )
 
@@ -93,8 +94,18 @@ func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement
 		e.Loosenings = append(e.Loosenings, "sandbox init keeps a copy of stockade's memory, the auth proxy's keys among it ("+why+"); build with CGO_ENABLED=0 (README, Quick start)")
 	}
 	for _, rule := range r.Policy.AgentAllow {
-		if r.Policy.Network == "proxy" && rule.LiftsFloor() {
+		if r.Policy.Network != "proxy" {
+			break
+		}
+		if rule.LiftsFloor() {
 			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s: %s", rule, floorLifted))
+		}
+		if _, why := egress.LoosenedBy(rule); why != "" {
+			from := ""
+			if p := r.Preset("agent_allow", rule); p != "" {
+				from = " (preset " + p + ")"
+			}
+			e.Loosenings = append(e.Loosenings, fmt.Sprintf("agent_allow %s%s: %s", rule, from, why))
 		}
 	}
 	e.Layers = append(e.Layers,

@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stockade-dev/stockade/internal/accept"
@@ -157,8 +158,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, host string, por
 				}
 			}
 		},
-		Transport: p.transport(st),
-		ErrorLog:  log.New(io.Discard, "", 0),
+		Transport:  p.transport(st),
+		BufferPool: forwardBuffers,
+		ErrorLog:   log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			st.err = err
 			http.Error(w, "stockade: cannot reach "+dec.Target()+": "+err.Error(), http.StatusBadGateway)
@@ -167,10 +169,34 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, host string, por
 	rp.ServeHTTP(w, r)
 	var in, out int64
 	if st.conn != nil {
-		in, out = st.conn.read.Load(), st.conn.written.Load()
+		// The transport writes the request on a goroutine of its own and
+		// may hand over the response before that write has returned and
+		// been counted (which logged forwards with 0 bytes out): end the
+		// connection, then wait for the writes and reads still in flight.
+		p.release(st.conn.Conn)
+		in, out = st.conn.settle()
 	}
 	p.auditConn("http", dec, st.addr, in, out, start, st.err)
 }
+
+// forwardBufSize is the copy buffer of a forwarded response body: each
+// buffer is one read from upstream and one write to the client, so at net/
+// http's default of 32 KiB the syscalls, not the bytes, bounded the speed.
+const forwardBufSize = 256 << 10
+
+// forwardBuffers are reused across requests: a fresh 256 KiB per request
+// would be garbage the size of many small responses.
+var forwardBuffers = newBufferPool(forwardBufSize)
+
+// bufferPool holds buffers of one size (an httputil.BufferPool).
+type bufferPool struct{ pool sync.Pool }
+
+func newBufferPool(size int) *bufferPool {
+	return &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, size); return &b }}}
+}
+
+func (b *bufferPool) Get() []byte  { return *b.pool.Get().(*[]byte) }
+func (b *bufferPool) Put(s []byte) { b.pool.Put(&s) }
 
 // forwardState carries one request's decision to its dial and the counts
 // back.
@@ -185,6 +211,8 @@ func (p *Proxy) transport(st *forwardState) *http.Transport {
 	return &http.Transport{
 		Proxy:                  nil, // never the supervisor's own HTTP_PROXY
 		DisableKeepAlives:      true,
+		ReadBufferSize:         64 << 10,
+		WriteBufferSize:        64 << 10,
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		ResponseHeaderTimeout:  p.cfg.IdleTimeout,
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

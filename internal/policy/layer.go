@@ -41,7 +41,7 @@ func (k Kind) String() string {
 // Layer is the settings one source makes. A nil pointer or an empty list
 // means the source says nothing about that key. Paths in RO, RW and Workdir
 // are absolute; Protect, Mask and Unmask hold normalized patterns (Pattern);
-// AgentAllow and AgentBlock hold parsed rules (egress.ParseRule). Build layers with LoadFile, FromEnv and FromFlags, which check every value.
+// AgentAllow and AgentBlock hold parsed rules (egress.ParseRules: presets expanded). Build layers with LoadFile, FromEnv and FromFlags, which check every value.
 type Layer struct {
 	Kind Kind
 	// Source is the file path for file layers, "env" or "flag" otherwise.
@@ -59,6 +59,10 @@ type Layer struct {
 	AgentAllow, AgentBlock             []egress.Rule
 	Upstream                           []string
 	Terminal                           *string
+
+	// presets names the preset ("@npm") each rule of AgentAllow and
+	// AgentBlock came from, when it came from one: policy show says so.
+	presets map[egress.Rule]string
 }
 
 // fileKeys are the keys of a config file, in the order errors list them.
@@ -215,12 +219,24 @@ func (l *Layer) set(r ref, text, shown, base string) error {
 func (l *Layer) add(r ref, entry, shown, base string) error {
 	if rules := l.rules(r.key); rules != nil {
 		// The rule is parsed here, once, by the parser the session uses
-		// at run time; its error names the rule and the fix.
-		rule, err := egress.ParseRule(entry)
+		// at run time, which also expands presets (@npm); its error names
+		// the rule and the fix.
+		parsed, err := egress.ParseRules(entry)
 		if err != nil {
 			return fmt.Errorf("%s %w", r.where(), err)
 		}
-		*rules = append(*rules, rule)
+		if p, ok := egress.LookupPreset(entry); ok {
+			if l.presets == nil {
+				l.presets = map[egress.Rule]string{}
+			}
+			for _, rule := range parsed {
+				// A rule already in the list keeps the source it had.
+				if !slices.Contains(*rules, rule) {
+					l.presets[rule] = egress.PresetPrefix + p.Name
+				}
+			}
+		}
+		*rules = append(*rules, parsed...)
 		return nil
 	}
 	v := entry

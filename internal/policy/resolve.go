@@ -142,7 +142,7 @@ func (r *Resolved) apply(l *Layer) {
 	setScalar(r, l, "terminal", l.Terminal, &p.Terminal)
 	for _, key := range listKeys {
 		if rules := l.rules(key); rules != nil {
-			r.addRules(key, *rules, l.origin(key))
+			r.addRules(key, *rules, l.origin(key), l.presets)
 			continue
 		}
 		for _, v := range *l.list(key) {
@@ -152,8 +152,9 @@ func (r *Resolved) apply(l *Layer) {
 }
 
 // addRules adds the rules of one layer to the policy as they are, and to
-// ListSources as they print.
-func (r *Resolved) addRules(key string, rules []egress.Rule, source string) {
+// ListSources as they print, with the preset a rule came from after its
+// source ("flag --agent-allow, preset @npm").
+func (r *Resolved) addRules(key string, rules []egress.Rule, source string, presets map[egress.Rule]string) {
 	dst := &r.Policy.AgentAllow
 	if key == "agent_block" {
 		dst = &r.Policy.AgentBlock
@@ -161,9 +162,29 @@ func (r *Resolved) addRules(key string, rules []egress.Rule, source string) {
 	for _, rule := range rules {
 		if !slices.Contains(*dst, rule) {
 			*dst = append(*dst, rule)
-			r.addEntry(key, rule.String(), source)
+			src := source
+			if p := presets[rule]; p != "" {
+				src += presetSource + p
+			}
+			r.addEntry(key, rule.String(), src)
 		}
 	}
+}
+
+// presetSource joins a rule's source and the preset it came from.
+const presetSource = ", preset "
+
+// Preset returns the preset ("@npm") an agent_allow or agent_block rule came
+// from, or "" for a rule written as itself.
+func (r Resolved) Preset(key string, rule egress.Rule) string {
+	for _, e := range r.ListSources[key] {
+		if e.Value == rule.String() {
+			if _, p, ok := strings.Cut(e.Source, presetSource); ok {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 func setScalar[T any](r *Resolved, l *Layer, key string, v *T, dst *T) {
@@ -355,7 +376,11 @@ func checkProject(l *Layer, r *Resolved) error {
 		return deny("network", strconv.Quote(*l.Network), "it opens the network")
 	}
 	if len(l.AgentAllow) > 0 {
-		return deny("agent_allow", strconv.Quote(l.AgentAllow[0].String()), "an allow rule opens the network")
+		shown := l.AgentAllow[0].String()
+		if p := l.presets[l.AgentAllow[0]]; p != "" {
+			shown = p // as written, not the first host it expands to
+		}
+		return deny("agent_allow", strconv.Quote(shown), "an allow rule opens the network")
 	}
 	if l.AgentPolicy != nil && *l.AgentPolicy != DefaultAgentPolicy {
 		return deny("agent_policy", strconv.Quote(*l.AgentPolicy), "it opens the network")

@@ -22,6 +22,9 @@ type RuleEntry struct {
 	// LiftsFloor: an allow rule that opens private, loopback, link-local
 	// or metadata addresses (egress.Rule.LiftsFloor), a loosening.
 	LiftsFloor bool `json:"lifts_floor,omitempty"`
+	// Loosening: why an allowed host opens more than package downloads
+	// (egress.LoosenedBy): it takes uploads, or serves anyone's files.
+	Loosening string `json:"loosening,omitempty"`
 }
 
 // network changes or lists the session's egress rules. A change applies to
@@ -31,33 +34,46 @@ func (s *supervisor) network(req Request) ([]RuleEntry, error) {
 		return nil, fmt.Errorf("session %s has no network proxy (network mode %q)", s.cfg.ID, s.cfg.Job.Policy.Network)
 	}
 	if req.Action != NetList {
-		// The parser of --agent-allow: the same rules refused with the
-		// same line, which names the rule and the fix.
-		r, err := egress.ParseRule(req.Target)
+		// The parser of --agent-allow: the same rules (and presets, @npm)
+		// refused with the same line, which names the rule and the fix.
+		rules, err := egress.ParseRules(req.Target)
 		if err != nil {
 			return nil, err
 		}
-		var changed bool
+		var change func(egress.Rule) bool
 		switch req.Action {
 		case NetAllow:
-			changed = s.rules.Allow(r)
+			change = s.rules.Allow
 		case NetBlock:
-			changed = s.rules.Block(r)
+			change = s.rules.Block
 		case NetReset:
-			changed = s.rules.Reset(r)
+			change = s.rules.Reset
 		default:
 			return nil, fmt.Errorf("unknown network action %q (known: allow, block, reset, list)", req.Action)
 		}
-		fields := map[string]any{"action": req.Action, "rule": r.String(), "changed": changed}
-		if req.Action == NetAllow && r.LiftsFloor() {
-			fields["lifts_floor"] = true
+		preset, isPreset := egress.LookupPreset(req.Target)
+		for _, r := range rules {
+			fields := map[string]any{"action": req.Action, "rule": r.String(), "changed": change(r)}
+			if isPreset {
+				fields["preset"] = egress.PresetPrefix + preset.Name
+			}
+			if req.Action == NetAllow && r.LiftsFloor() {
+				fields["lifts_floor"] = true
+			}
+			if _, why := egress.LoosenedBy(r); why != "" && req.Action == NetAllow {
+				fields["loosening"] = why
+			}
+			s.log(audit.EventNetworkRule, fields)
 		}
-		s.log(audit.EventNetworkRule, fields)
 	}
 	var out []RuleEntry
 	for _, e := range s.rules.List() {
-		out = append(out, RuleEntry{List: string(e.List), Rule: e.Rule.String(),
-			LiftsFloor: e.List == egress.ListAllow && e.Rule.LiftsFloor()})
+		entry := RuleEntry{List: string(e.List), Rule: e.Rule.String()}
+		if e.List == egress.ListAllow {
+			entry.LiftsFloor = e.Rule.LiftsFloor()
+			_, entry.Loosening = egress.LoosenedBy(e.Rule)
+		}
+		out = append(out, entry)
 	}
 	if out == nil {
 		out = []RuleEntry{}

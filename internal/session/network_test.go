@@ -55,3 +55,40 @@ func TestNetworkRules(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkPreset: `network agent allow -s ID @github` adds every rule of
+// the preset, one audit event each naming the preset, and marks the hosts
+// that are loosenings; an unknown preset is the parser's line; reset of the
+// preset removes what it added.
+func TestNetworkPreset(t *testing.T) {
+	var log events
+	s := &supervisor{audit: &log, rules: egress.NewRules(egress.ModeDeny, nil, nil)}
+	_, want := egress.ParseRules("@nope")
+	if _, err := s.network(Request{Action: NetAllow, Target: "@nope"}); err == nil || err.Error() != want.Error() {
+		t.Errorf("allow an unknown preset: %v, want %v", err, want)
+	}
+	gh, _ := egress.LookupPreset("@github")
+	rules, err := s.network(Request{Action: NetAllow, Target: "@github"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != len(gh.Hosts) || len(log) != len(gh.Hosts) {
+		t.Fatalf("rules %v, events %v; want the %d hosts of @github", rules, log, len(gh.Hosts))
+	}
+	for i, r := range rules {
+		if r.Loosening == "" || log[i]["preset"] != "@github" || log[i]["loosening"] == nil || log[i]["changed"] != true {
+			t.Errorf("rule %v, event %v: want a loosening from @github", r, log[i])
+		}
+	}
+	if rules, _ = s.network(Request{Action: NetAllow, Target: "@pypi"}); len(rules) != len(gh.Hosts)+2 {
+		t.Errorf("after @pypi: %v", rules)
+	}
+	for _, r := range rules {
+		if r.Rule == "pypi.org:443" && r.Loosening != "" {
+			t.Errorf("pypi.org marked a loosening: %v", r)
+		}
+	}
+	if rules, _ = s.network(Request{Action: NetReset, Target: "@github"}); len(rules) != 2 {
+		t.Errorf("after reset @github: %v, want the 2 rules of @pypi", rules)
+	}
+}
