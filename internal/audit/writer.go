@@ -48,6 +48,14 @@ type Limits struct {
 	// left for the end event and the session's final events. 0 means
 	// DefaultReserve; a negative value reserves nothing.
 	Reserve int64
+	// NoSync: Log returns once a security event is written, without
+	// waiting for it to reach the disk, and Close does not sync; the
+	// flusher still syncs the log in the background. The foreground
+	// `stockade run` logs so, because its start and end must not wait on
+	// the disk: every event is written (write(2)) before the process
+	// exits, so the end of the run loses none; a crash of the machine may
+	// lose the last ones.
+	NoSync bool
 }
 
 // state is where a writer is in its life, in the order they happen.
@@ -231,7 +239,7 @@ func (w *Writer) Log(source, event string, fields map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("logging event %q: %w", event, err)
 	}
-	if IsSecurity(event) {
+	if IsSecurity(event) && !w.limits.NoSync {
 		if err := w.sync.wait(seq); err != nil {
 			return fmt.Errorf("logging event %q: %w", event, err)
 		}
@@ -452,7 +460,7 @@ func (w *Writer) Close() error {
 		}
 	}
 	w.st = closed
-	err := w.sync.close()
+	err := w.sync.close(!w.limits.NoSync)
 	// Give back the reserve: the log is done growing.
 	if w.alloc > w.size {
 		err = errors.Join(err, w.log.Truncate(w.size))

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -17,6 +19,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/rcfile"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
+	"github.com/stockade-dev/stockade/internal/session"
 )
 
 // agentCmd runs a known agent with its profile. It is run with the
@@ -58,7 +61,8 @@ func (c *agentCmd) runAgent(name string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
-	c.homeName = name
+	c.homeName, c.agent = name, name
+	c.display = append([]string{name}, args...)
 	c.Command = append([]string{in.Command}, args...)
 	c.extraEnv = p.Env
 	c.prepare = func(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
@@ -123,11 +127,16 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: ruleStrings(j.Policy.AgentAllow),
 		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: p.Routes, Protects: j.Policy.Protect,
 	})
+	sum := sha256.Sum256([]byte(guide))
+	c.guide = &session.Guide{SHA256: hex.EncodeToString(sum[:])}
 	if p.GuideFile != "" {
 		if err := h.WriteGuide(p.GuideFile, guide); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
 		j.HomeProtect = append(j.HomeProtect, p.GuideFile)
+		c.guide.Where = "~/" + p.GuideFile
+	} else if len(p.GuideArgs) > 0 {
+		c.guide.Where = "argument " + p.GuideArgs[0]
 	}
 	if err := h.Seed(p.HomeFiles); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)

@@ -60,6 +60,9 @@ type Session struct {
 	Restarts  int        `json:"restarts"`
 	Tripwire  bool       `json:"tripwire,omitempty"`
 	Loosening []string   `json:"loosening,omitempty"`
+	// Foreground: a foreground `stockade run` (Record): PID is stockade
+	// itself, and there is no supervisor to attach to.
+	Foreground bool `json:"foreground,omitempty"`
 }
 
 // Active reports whether the session's supervisor is (still) running.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/egress"
-	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -51,6 +49,17 @@ type Config struct {
 
 	// Required are the limits set on purpose: not enforced, the start fails.
 	Required []cgroup.Requirement `json:"required,omitempty"`
+
+	// Agent is the agent's name ("claude"), empty for `stockade run`;
+	// Command is the command as the user gave it (the agent's name and
+	// the user's arguments; nil: Job.Argv); Guide records the agent's
+	// guide by hash. The start event and `stockade list` show these.
+	Agent   string   `json:"agent,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Guide   *Guide   `json:"guide,omitempty"`
+	// Foreground: the run is a foreground `stockade run` (Record), which
+	// has no supervisor.
+	Foreground bool `json:"foreground,omitempty"`
 }
 
 // Restart policy: a command that crashes (is killed by SIGSEGV, SIGBUS,
@@ -126,19 +135,7 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 			s.requestStop("signal " + unix.SignalName(sig.(unix.Signal)))
 		}
 	}()
-	loosened := cfg.Loosened
-	if loosened == nil {
-		loosened = []string{}
-	}
-	p := cfg.Job.Policy
-	s.log(audit.EventStart, map[string]any{
-		"command": cfg.Job.Argv, "workdir": p.Workdir, "loosened": loosened,
-		"policy": map[string]any{
-			"enforcement": cfg.Enforcement, "network": p.Network, "ro": p.RO, "rw": p.RW,
-			"memory": p.Memory, "cpus": p.CPUs, "pids": p.Pids, "tripwire": cfg.Tripwire,
-			"terminal": p.Terminal,
-		},
-	})
+	s.log(audit.EventStart, startFields(cfg))
 
 	// The session's one set of services serves every run, so that
 	// runtime rules outlive restarts.
@@ -204,11 +201,11 @@ func (s *supervisor) loop(svc *job.Services, ready func(error)) (int, string) {
 				CommandStarted: func() { ready(nil) },
 			},
 			Snapshot:   true,
-			Restored:   s.restored,
-			OnFinding:  s.finding,
-			GitChecked: s.gitChecked,
+			Restored:   s.report().Restored,
+			OnFinding:  s.report().Finding,
+			GitChecked: s.report().GitChecked,
 			OnTamper:   s.tamperHook(),
-			Warn:       func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
+			Warn:       s.report().Warn,
 		})
 		s.clearMaster()
 		s.mu.Lock()
@@ -248,6 +245,9 @@ func crashed(status int) bool {
 	return slices.Contains(crashSignals, unix.Signal(status-sandbox.ExitSignalBase))
 }
 
+// report is the session's reporter: its audit log.
+func (s *supervisor) report() Reporter { return Reporter{Event: s.logFrom} }
+
 // tamperHook returns the tripwire callback when --tripwire is on: log a
 // TAMPER event and stop the session.
 func (s *supervisor) tamperHook() func(tripwire.Change) {
@@ -255,34 +255,8 @@ func (s *supervisor) tamperHook() func(tripwire.Change) {
 		return nil
 	}
 	return func(c tripwire.Change) {
-		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "stopping the session"})
+		s.report().Tamper(c, "stopping the session")
 		s.requestStop("tripwire: " + c.String())
-	}
-}
-
-// finding logs what a check at the end of a run found.
-func (s *supervisor) finding(f job.Finding) {
-	s.log(audit.EventFinding, map[string]any{"kind": f.Kind, "path": f.Path, "rule": f.Rule, "moved_to": f.MovedTo, "detail": f.Detail})
-}
-
-// restored logs what the snapshot restore put back after a run.
-func (s *supervisor) restored(changes []tripwire.Change, err error) {
-	for _, c := range changes {
-		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "restored"})
-	}
-	if err != nil {
-		s.log(audit.EventWarning, map[string]any{"message": "tripwire restore incomplete: " + err.Error()})
-	}
-}
-
-// gitChecked logs what gitguard moved aside after a run.
-func (s *supervisor) gitChecked(found []gitguard.Finding, err error) {
-	for _, f := range found {
-		s.log(audit.EventTamper, map[string]any{"path": f.Path, "op": "git metadata: " + f.What + " (" + f.Why + ")",
-			"action": strings.ToLower(f.Verdict()) + ": " + f.Action()})
-	}
-	if err != nil {
-		s.log(audit.EventWarning, map[string]any{"message": "git metadata not checked: " + err.Error()})
 	}
 }
 
