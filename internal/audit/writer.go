@@ -143,7 +143,7 @@ func OpenLimited(path, session string, limits Limits) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("opening audit log %s for writing: %w", path, err)
 	}
-	w, err := resume(f, path, session)
+	w, err := resume(f, path, session, !limits.NoSync)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -162,7 +162,7 @@ func OpenLimited(path, session string, limits Limits) (*Writer, error) {
 
 // resume checks the locked log f, repairs a cut-off last line, and opens
 // its head for writing.
-func resume(f *os.File, path, session string) (*Writer, error) {
+func resume(f *os.File, path, session string, sync bool) (*Writer, error) {
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, fmt.Errorf("opening audit log %s: %w", path, err)
@@ -190,7 +190,7 @@ func resume(f *os.File, path, session string) (*Writer, error) {
 		size -= cut
 	}
 	h := Head{Session: session, Seq: rep.LastSeq, Hash: rep.LastHash}
-	if err := writeHeadFile(HeadPath(path), h); err != nil {
+	if err := writeHeadFile(HeadPath(path), h, sync); err != nil {
 		return nil, fmt.Errorf("opening audit log %s: %w", path, err)
 	}
 	hf, err := os.OpenFile(HeadPath(path), os.O_WRONLY|oNoFollow, 0)

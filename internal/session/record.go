@@ -101,14 +101,16 @@ func (r *Record) write() {
 	defer close(r.done)
 	store, id := r.cfg.Store, r.cfg.ID
 	sess := r.sess
-	sess.ID, sess.State, sess.Started, sess.Foreground = id, Running, time.Now().UTC(), true
+	sess.V, sess.ID, sess.State, sess.Started, sess.Foreground = 1, id, Running, time.Now().UTC(), true
 	sess.PID = os.Getpid()
 	sess.PIDStart = proc.StartTime(sess.PID)
 	var w *audit.Writer
 	err := store.Create(sess)
 	created := err == nil
 	if created {
-		w, err = audit.OpenLimited(store.Audit(id), id, audit.Limits{NoSync: true})
+		// Neither an fsync nor a reserve: the end of the run waits
+		// for neither (audit.Limits).
+		w, err = audit.OpenLimited(store.Audit(id), id, audit.Limits{NoSync: true, Reserve: -1})
 	}
 	if err != nil {
 		r.fail(err)
@@ -136,10 +138,14 @@ func (r *Record) write() {
 		}
 	}
 	if created {
+		// Nothing else writes a foreground run's entry while it runs
+		// (stop and attach refuse it): no lock, no read back.
 		r.mu.Lock()
-		end := r.end
+		r.end(&sess)
 		r.mu.Unlock()
-		store.Update(id, func(s *Session) error { end(s); return nil })
+		if err := store.write(sess); err != nil {
+			r.fail(err)
+		}
 	}
 }
 

@@ -226,7 +226,8 @@ func (s Store) Resolve(prefix string) (string, error) {
 	return "", fmt.Errorf("session prefix %s is ambiguous: %s; give more characters", prefix, strings.Join(found, ", "))
 }
 
-// Delete removes a session's state directory; its audit log stays.
+// Delete removes a session's state directory and its transcript; its audit
+// log stays.
 func (s Store) Delete(id string) error {
 	sess, err := s.Load(id)
 	if err != nil {
@@ -234,6 +235,9 @@ func (s Store) Delete(id string) error {
 	}
 	if sess.Active() {
 		return fmt.Errorf("session %s is %s; stop it first: stockade stop -s %s", id, sess.State, id)
+	}
+	if err := removeTranscript(s, id); err != nil {
+		return err
 	}
 	return os.RemoveAll(s.Dir(id))
 }

@@ -101,6 +101,10 @@ type supervisor struct {
 	rules      *egress.Rules
 	auth       *authproxy.Proxy
 	auditEnd   string // why the audit log ended, "" while it goes on
+	// output is the session's transcript (transcript.go), nil when it
+	// could not be made or a write failed; omu orders its writes.
+	omu    sync.Mutex
+	output *transcript
 	// dropped holds the classes of escape sequences the terminal filter
 	// has dropped and the audit log has recorded, once each.
 	dropped map[termfilter.Class]bool
@@ -136,6 +140,10 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		}
 	}()
 	s.log(audit.EventStart, startFields(cfg))
+	if s.output, err = openTranscript(cfg.Store, cfg.ID); err != nil {
+		s.log(audit.EventWarning, map[string]any{"message": "the session's output is not kept: " + err.Error()})
+	}
+	defer s.closeTranscript()
 
 	// The session's one set of services serves every run, so that
 	// runtime rules outlive restarts.
@@ -413,6 +421,7 @@ func (s *supervisor) pump(m *os.File) {
 			out = append(out, buf[:n]...)
 		}
 		if len(out) > 0 {
+			s.record(out)
 			s.mu.Lock()
 			s.screen.write(out)
 			for c := range s.clients {
@@ -426,6 +435,31 @@ func (s *supervisor) pump(m *os.File) {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// record appends output to the transcript. A failed write (a full disk)
+// ends the transcript, with a warning in the audit log; the session goes
+// on.
+func (s *supervisor) record(out []byte) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	if s.output == nil {
+		return
+	}
+	if err := s.output.write(out); err != nil {
+		s.output.close()
+		s.output = nil
+		s.log(audit.EventWarning, map[string]any{"message": "the session's output is no longer kept: " + err.Error()})
+	}
+}
+
+func (s *supervisor) closeTranscript() {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	if s.output != nil {
+		s.output.close()
+		s.output = nil
 	}
 }
 
