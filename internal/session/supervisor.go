@@ -90,7 +90,8 @@ type supervisor struct {
 	mu         sync.Mutex
 	clients    map[*client]struct{}
 	master     *os.File
-	in         *inputQueue // the master's input
+	pumped     chan struct{} // closed when the master's output is all read
+	in         *inputQueue   // the master's input
 	rows, cols uint16
 	screen     ring // the last scrollback bytes of output
 	initPID    int
@@ -382,22 +383,39 @@ func (s *supervisor) requestStop(by string) {
 func (s *supervisor) setMaster(m *os.File) error {
 	q := newInputQueue()
 	s.mu.Lock()
-	s.master, s.in = m, q
+	pumped := make(chan struct{})
+	s.master, s.in, s.pumped = m, q, pumped
 	rows, cols := s.rows, s.cols
 	s.mu.Unlock()
 	pty.Setsize(m, &pty.Winsize{Rows: rows, Cols: cols})
 	go q.feed(m)
-	go s.pump(m)
+	go func() {
+		defer close(pumped)
+		s.pump(m)
+	}()
 	return nil
 }
 
+// drainWait bounds the wait for the last output of a run that has ended:
+// with every process of the sandbox gone, the terminal's last bytes are
+// read, then EIO, at once.
+const drainWait = 2 * time.Second
+
+// clearMaster lets the pump read what the ended run wrote last (into the
+// transcript and to the clients), then closes the master.
 func (s *supervisor) clearMaster() {
 	s.mu.Lock()
-	m, q := s.master, s.in
-	s.master, s.in = nil, nil
+	m, q, pumped := s.master, s.in, s.pumped
+	s.master, s.in, s.pumped = nil, nil, nil
 	s.mu.Unlock()
 	if q != nil {
 		q.close()
+	}
+	if pumped != nil {
+		select {
+		case <-pumped:
+		case <-time.After(drainWait):
+		}
 	}
 	if m != nil {
 		m.Close()
