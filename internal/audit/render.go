@@ -78,9 +78,9 @@ func details(parts ...string) string {
 }
 
 func startMessage(f fields) string {
-	what := f.str("agent")
+	what := strings.Join(f.list("command"), " ")
 	if what == "" {
-		what = strings.Join(f.list("command"), " ")
+		what = f.str("agent")
 	}
 	msg := "session started"
 	if what != "" {

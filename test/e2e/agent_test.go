@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +164,16 @@ exec %s "$@"
 		}
 	}
 
+	// The foreground run has its audit log too, with the request in it;
+	// it is listed by the agent's name and the user's arguments, and its
+	// start event holds the guide's hash, not its text.
+	fg := e.list(true)
+	if len(fg) != 1 || !fg[0].Foreground || !slices.Equal(fg[0].Command, append([]string{c.name}, c.args...)) {
+		t.Errorf("the foreground run is listed as %+v, want the command %q", fg, append([]string{c.name}, c.args...))
+	} else {
+		checkAgentAudit(t, e, fg[0].ID, c, realKey)
+	}
+
 	// As a session: the request is in the audit log, and nothing else was
 	// attempted. The upstream comes from the configuration this time.
 	r = e.run("", append(vars, "STOCKADE_UPSTREAM="+c.route+"="+fakeProvider), flags("-d")...)
@@ -177,6 +189,17 @@ exec %s "$@"
 	if s := e.session(id); s.Effective != "exited" || s.ExitCode == nil || *s.ExitCode != 0 {
 		t.Fatalf("the %s session did not end well: %+v", c.name, s)
 	}
+	if s := e.session(id); !slices.Equal(s.Command, append([]string{c.name}, c.args...)) {
+		t.Errorf("the session is listed with the command %q, want the agent's name and the arguments", s.Command)
+	}
+	checkAgentAudit(t, e, id, c, realKey)
+}
+
+// checkAgentAudit: the audit log of run id holds the agent's request and
+// nothing denied, no key, and a start event that names the agent and
+// records its guide by hash.
+func checkAgentAudit(t *testing.T, e *env, id string, c agentCase, realKey string) {
+	t.Helper()
 	logs := e.run("", nil, "logs", "-s", id).stdout
 	if !strings.Contains(logs, c.audit) {
 		t.Errorf("the audit log lacks %q:\n%s", c.audit, logs)
@@ -186,6 +209,19 @@ exec %s "$@"
 	}
 	if strings.Contains(logs, realKey) {
 		t.Error("the real key is in the audit log")
+	}
+	if !strings.Contains(logs, "session started: "+strings.Join(append([]string{c.name}, c.args...), " ")+" in ") {
+		t.Errorf("the start line does not name the agent %s:\n%s", c.name, logs)
+	}
+	first, _, _ := strings.Cut(e.run("", nil, "logs", "-s", id, "--json").stdout, "\n")
+	var start struct {
+		Agent   string
+		Command []string
+		Guide   struct{ SHA256, Where string }
+	}
+	json.Unmarshal([]byte(first), &start)
+	if start.Agent != c.name || len(start.Guide.SHA256) != 64 || start.Guide.Where == "" || strings.Contains(first, "stockade sandbox") {
+		t.Errorf("the start event does not record the agent and its guide by hash: %s", first)
 	}
 }
 
