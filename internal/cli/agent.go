@@ -90,6 +90,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		upstreams[route] = parsed
 		if parsed.Scheme == "http" {
 			allowHTTP = append(allowHTTP, route)
+			c.loosened = append(c.loosened, fmt.Sprintf("upstream %s=%s: plain http: the real API key and every request of the route cross the network unencrypted", route, parsed))
 		}
 	}
 	all := authproxy.RoutesFromEnv(keys, upstreams)

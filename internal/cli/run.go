@@ -36,6 +36,7 @@ type runCmd struct {
 	agent    string                                                   // the agent's name, for the audit log and list
 	display  []string                                                 // the command as the user gave it (nil: the argv)
 	guide    *session.Guide                                           // the agent's guide, by hash
+	loosened []string                                                 // loosenings the agent's settings add (a plain-http upstream)
 	extraEnv map[string]string                                        // variables the agent profile sets
 	prepare  func(*job.Job, policy.Resolved, *sandboxhome.Home) error // the agent's last word on the job
 }
@@ -121,7 +122,7 @@ func (c *runCmd) run() error {
 		Stages: job.Stages{
 			Planned: func() error {
 				report, _ := svc.Limits() // checked before this stage
-				e := enforcementOf(r, home, report)
+				e := c.enforcement(r, home, report)
 				printStatus(log, j.ID, e)
 				rec.Started(e.line(), e.Loosenings)
 				return nil
@@ -147,6 +148,13 @@ func (c *runCmd) run() error {
 	svc.CloseProxies()
 	rec.Finish(code, reason)
 	return exitError{code}
+}
+
+// enforcement is the run's start line, downgrades and loosenings.
+func (c *runCmd) enforcement(r policy.Resolved, home string, report cgroup.Report) enforcement {
+	e := enforcementOf(r, home, report)
+	e.Loosenings = append(e.Loosenings, c.loosened...)
+	return e
 }
 
 // job resolves the policy and everything else a run needs into a Job;

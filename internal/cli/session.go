@@ -16,7 +16,7 @@ import (
 // session ends.
 func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) error {
 	store := session.NewStore(stateHome(home))
-	e := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
+	e := c.enforcement(r, home, cgroup.Probe(limitsOf(r)))
 	printStatus(log, j.ID, e)
 	cfg := c.sessionConfig(j, r)
 	cfg.Loosened, cfg.Enforcement = e.Loosenings, e.line()
@@ -48,7 +48,7 @@ func (c *runCmd) sessionEntry(j job.Job, r policy.Resolved, home string) session
 	}
 	return session.Session{
 		Command: command, Workdir: j.Policy.Workdir, Home: j.HomeSource, Tripwire: c.Tripwire,
-		Loosening: r.Warnings(home, os.Getuid()),
+		Loosening: append(r.Warnings(home, os.Getuid()), c.loosened...),
 	}
 }
 

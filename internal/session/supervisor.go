@@ -563,7 +563,7 @@ func (s *supervisor) serve(conn *net.UnixConn) {
 			writeJSONLine(conn, Response{V: Version, Error: err.Error()})
 			return
 		}
-		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess, Rules: rules})
+		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess, Rules: rules, Network: s.networkView()})
 	case OpAttach:
 		if err := writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess}); err != nil {
 			return

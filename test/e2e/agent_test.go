@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -152,6 +153,9 @@ exec %s "$@"
 	if strings.Contains(r.stdout+r.stderr, realKey) {
 		t.Error("the real key appears in stockade's output")
 	}
+	if want := "stockade: LOOSENED: upstream " + c.route + "=" + fakeProvider; strings.HasPrefix(fakeProvider, "http://") && !strings.Contains(r.stderr, want) {
+		t.Errorf("a plain-http upstream is not printed as LOOSENED (%q):\n%s", want, r.stderr)
+	}
 	checkProviderLog(t, logStart, fmt.Sprintf(c.keyField, realKey), c.request)
 
 	home := agentHome(t, e, c.name)
@@ -201,8 +205,8 @@ exec %s "$@"
 func checkAgentAudit(t *testing.T, e *env, id string, c agentCase, realKey string) {
 	t.Helper()
 	logs := e.run("", nil, "logs", "-s", id).stdout
-	if !strings.Contains(logs, c.audit) {
-		t.Errorf("the audit log lacks %q:\n%s", c.audit, logs)
+	if !regexp.MustCompile(regexp.QuoteMeta(c.audit) + `.* \(\d+ bytes out, [1-9]\d* bytes in, \d+ms\)`).MatchString(logs) {
+		t.Errorf("the audit log lacks %q with its sizes and duration:\n%s", c.audit, logs)
 	}
 	if strings.Contains(logs, "network denied") {
 		t.Errorf("%s tried to reach something else than its provider:\n%s", c.name, logs)
