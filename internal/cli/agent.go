@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -88,9 +89,11 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 			return fmt.Errorf("upstream %s: %w", u, err)
 		}
 		upstreams[route] = parsed
-		if parsed.Scheme == "http" {
+	}
+	for _, route := range slices.Sorted(maps.Keys(upstreams)) {
+		if u := upstreams[route]; u.Scheme == "http" {
 			allowHTTP = append(allowHTTP, route)
-			c.loosened = append(c.loosened, fmt.Sprintf("upstream %s=%s: plain http: the real API key and every request of the route cross the network unencrypted", route, parsed))
+			c.loosened = append(c.loosened, fmt.Sprintf("upstream %s=%s: plain http: the real API key and every request of the route cross the network unencrypted", route, u))
 		}
 	}
 	all := authproxy.RoutesFromEnv(keys, upstreams)

@@ -205,8 +205,10 @@ exec %s "$@"
 func checkAgentAudit(t *testing.T, e *env, id string, c agentCase, realKey string) {
 	t.Helper()
 	logs := e.run("", nil, "logs", "-s", id).stdout
-	if !regexp.MustCompile(regexp.QuoteMeta(c.audit) + `.* \(\d+ bytes out, [1-9]\d* bytes in, \d+ms\)`).MatchString(logs) {
-		t.Errorf("the audit log lacks %q with its sizes and duration:\n%s", c.audit, logs)
+	if !regexp.MustCompile(regexp.QuoteMeta(c.audit) + `.* \(\d+ bytes out, [1-9]\d* bytes in, \d+ms[,)]`).MatchString(logs) {
+		out := e.run("", nil, "logs", "-s", id, "--output", "--plain")
+		sup, _ := os.ReadFile(filepath.Join(e.home, ".local/state/stockade/sessions", id, "supervisor.log"))
+		t.Errorf("the audit log lacks %q with its sizes and duration:\n%s\nthe run's output:\n%s%s\nsupervisor.log: %s", c.audit, logs, out.stdout, out.stderr, sup)
 	}
 	if strings.Contains(logs, "network denied") {
 		t.Errorf("%s tried to reach something else than its provider:\n%s", c.name, logs)
