@@ -456,31 +456,6 @@ func (s *supervisor) pump(m *os.File) {
 	}
 }
 
-// record appends output to the transcript. A failed write (a full disk)
-// ends the transcript, with a warning in the audit log; the session goes
-// on.
-func (s *supervisor) record(out []byte) {
-	s.omu.Lock()
-	defer s.omu.Unlock()
-	if s.output == nil {
-		return
-	}
-	if err := s.output.write(out); err != nil {
-		s.output.close()
-		s.output = nil
-		s.log(audit.EventWarning, map[string]any{"message": "the session's output is no longer kept: " + err.Error()})
-	}
-}
-
-func (s *supervisor) closeTranscript() {
-	s.omu.Lock()
-	defer s.omu.Unlock()
-	if s.output != nil {
-		s.output.close()
-		s.output = nil
-	}
-}
-
 // terminalDropped records the first escape sequence of each class that the
 // terminal filter drops: the user learns what the command tried, once.
 func (s *supervisor) terminalDropped(c termfilter.Class) {
