@@ -127,8 +127,9 @@ func (c *runCmd) run() error {
 				rec.Started(e.line(), e.Loosenings)
 				return nil
 			},
-			InitStarted: func(int) error { con.Started(); return nil }, // init holds its stdio
-			SandboxGone: func() { go svc.Close() },                     // beside the checks; the deferred Close waits for it
+			InitStarted:    func(int) error { con.Started(); return nil }, // init holds its stdio
+			CommandStarted: rec.Open,                                      // the record is made while stockade waits for the command
+			SandboxGone:    func() { go svc.Close() },                     // beside the checks; the deferred Close waits for it
 		},
 		Warn:  func(f string, a ...any) { log.warn(f, a...); rep.Warn(f, a...) },
 		Debug: log.debugJSON, Snapshot: c.Tripwire,

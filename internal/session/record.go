@@ -13,16 +13,18 @@ import (
 // Record is what a foreground `stockade run` leaves behind as a session
 // does: an entry that `stockade list --all` shows (state running while it
 // runs, then how it ended) and an audit log. It is made off the start's
-// critical path: Begin returns at once, and a goroutine of its own creates
-// the entry, opens the log and writes the events in the order they came.
-// Event never waits for the disk; Finish waits for every event to be
-// written, so that none is lost because the run ended.
+// critical path: Begin only queues, and once the command runs (Open) a
+// goroutine of its own creates the entry, opens the log and writes the
+// events in the order they came, while stockade mostly waits for the
+// command. Event never waits for the disk; Finish waits for every event
+// to be written, so that none is lost because the run ended.
 type Record struct {
 	cfg  Config
 	sess Session
 
 	startOnce sync.Once
 	start     chan struct{} // closed by Started: the start event may go
+	openOnce  sync.Once
 	done      chan struct{} // closed when the log is closed
 
 	mu     sync.Mutex
@@ -41,10 +43,12 @@ type queued struct {
 // Begin starts recording the run of cfg (cfg.ID, cfg.Store) as sess.
 func Begin(cfg Config, sess Session) *Record {
 	cfg.Foreground = true
-	r := &Record{cfg: cfg, sess: sess, start: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1)}
-	go r.write()
-	return r
+	return &Record{cfg: cfg, sess: sess, start: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
+
+// Open starts writing the record; call it once the command has started,
+// when the work does not slow the start down. Finish opens it too.
+func (r *Record) Open() { r.openOnce.Do(func() { go r.write() }) }
 
 // Started gives the start event what was known only once the run was
 // planned: the enforcement line and the loosenings.
@@ -76,6 +80,7 @@ func (r *Record) Report() Reporter { return Reporter{Event: r.Event} }
 // closed.
 func (r *Record) Finish(code int, reason string) {
 	r.Started(r.cfg.Enforcement, r.cfg.Loosened) // a run that failed before it was planned
+	r.Open()
 	state := Exited
 	if reason != "exited" {
 		state = Failed
