@@ -91,7 +91,7 @@ func (c *runCmd) run() error {
 		return c.session(j, r, home, log)
 	}
 	// A foreground run is recorded as a session is (session.Record): its
-	// entry and audit log are made beside the start, not before it.
+	// entry and audit log are made once the command runs, off the start.
 	rec := session.Begin(c.sessionConfig(j, r), c.sessionEntry(j, r, home))
 	svc, err := job.Compose(j, job.Wiring{Cgroup: cg, Required: requirements(r),
 		Event: func(source, event string, f map[string]any) {
