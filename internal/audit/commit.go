@@ -89,9 +89,9 @@ func (s *syncer) round() error {
 	return nil
 }
 
-// close waits for a round under way and syncs what is left; w.mu is held,
-// so nothing more is written.
-func (s *syncer) close() error {
+// close waits for a round under way and, with final, syncs what is left;
+// w.mu is held, so nothing more is written.
+func (s *syncer) close(final bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.active {
@@ -99,6 +99,9 @@ func (s *syncer) close() error {
 	}
 	s.shut = true
 	defer s.cond.Broadcast()
+	if !final {
+		return nil
+	}
 	err := s.round()
 	if err == nil {
 		s.synced = s.last

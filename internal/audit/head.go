@@ -56,7 +56,7 @@ func ReadHead(path string) (*Head, error) {
 
 // writeHeadFile replaces the head file atomically (a new file renamed over
 // it), so a crash leaves the old head or the new one, never a mix.
-func writeHeadFile(path string, h Head) error {
+func writeHeadFile(path string, h Head, sync bool) error {
 	tmp := path + ".tmp"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing stale %s: %w", tmp, err)
@@ -66,7 +66,7 @@ func writeHeadFile(path string, h Head) error {
 		return fmt.Errorf("creating audit head: %w", err)
 	}
 	_, err = f.Write(h.encode())
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -227,3 +227,34 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("%d security events took %d fsync rounds, want 2 (the held one, then one for all the rest)", n+1, got)
 	}
 }
+
+// TestNoSync: with NoSync, a security event is written at once and its
+// fsync left to the flusher (held here: no round may complete), and Close
+// does not sync; what was logged is all in the file and verifies.
+func TestNoSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), testSession+".jsonl")
+	w, err := OpenLimited(path, testSession, Limits{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds := make(chan struct{}, 100)
+	w.sync.hook = func() { rounds <- struct{}{} }
+	for _, ev := range []string{EventStart, EventTamper, EventStop} {
+		if err := w.Log(SourceSupervisor, ev, map[string]any{"path": "/x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rounds); n > 1 { // the flusher's tick may have come
+		t.Errorf("NoSync: %d fsync rounds for 3 security events and Close, want at most the flusher's 1", n)
+	}
+	rep, err := VerifyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Lines != 3 {
+		t.Errorf("after Close: %d lines, problems %v; want 3, none", rep.Lines, rep.Problems)
+	}
+}

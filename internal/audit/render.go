@@ -78,9 +78,9 @@ func details(parts ...string) string {
 }
 
 func startMessage(f fields) string {
-	what := f.str("agent")
+	what := strings.Join(f.list("command"), " ")
 	if what == "" {
-		what = strings.Join(f.list("command"), " ")
+		what = f.str("agent")
 	}
 	msg := "session started"
 	if what != "" {
@@ -138,7 +138,8 @@ func connectionMessage(f fields) string {
 
 func authRequestMessage(f fields) string {
 	return "auth proxy" + f.opt(" %s", "provider") + ": " + f.str("method") + " " + f.str("path") +
-		f.opt(" -> %s", "status") + f.opt(" (%s)", "model")
+		f.opt(" -> %s", "status") + f.opt(" (%s)", "model") +
+		details(f.opt("%s bytes out", "request_bytes"), f.opt("%s bytes in", "response_bytes"), f.opt("%sms", "duration_ms"), f.opt("error: %s", "error"))
 }
 
 func authDeniedMessage(f fields) string {
@@ -212,5 +213,6 @@ func networkRuleMessage(f fields) string {
 }
 
 func dnsDeniedMessage(f fields) string {
-	return "DNS query refused: " + f.str("name") + f.opt(" (%s)", "qtype")
+	return "DNS query refused" + f.opt(": %s", "name") + f.opt(" (%s)", "qtype") + f.opt(": %s", "reason") +
+		details(f.opt("%s queries", "dropped"))
 }

@@ -48,6 +48,14 @@ type Limits struct {
 	// left for the end event and the session's final events. 0 means
 	// DefaultReserve; a negative value reserves nothing.
 	Reserve int64
+	// NoSync: Log returns once a security event is written, without
+	// waiting for it to reach the disk, and Close does not sync; the
+	// flusher still syncs the log in the background. The foreground
+	// `stockade run` logs so, because its start and end must not wait on
+	// the disk: every event is written (write(2)) before the process
+	// exits, so the end of the run loses none; a crash of the machine may
+	// lose the last ones.
+	NoSync bool
 }
 
 // state is where a writer is in its life, in the order they happen.
@@ -135,7 +143,7 @@ func OpenLimited(path, session string, limits Limits) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("opening audit log %s for writing: %w", path, err)
 	}
-	w, err := resume(f, path, session)
+	w, err := resume(f, path, session, !limits.NoSync)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -154,7 +162,7 @@ func OpenLimited(path, session string, limits Limits) (*Writer, error) {
 
 // resume checks the locked log f, repairs a cut-off last line, and opens
 // its head for writing.
-func resume(f *os.File, path, session string) (*Writer, error) {
+func resume(f *os.File, path, session string, sync bool) (*Writer, error) {
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, fmt.Errorf("opening audit log %s: %w", path, err)
@@ -182,7 +190,7 @@ func resume(f *os.File, path, session string) (*Writer, error) {
 		size -= cut
 	}
 	h := Head{Session: session, Seq: rep.LastSeq, Hash: rep.LastHash}
-	if err := writeHeadFile(HeadPath(path), h); err != nil {
+	if err := writeHeadFile(HeadPath(path), h, sync); err != nil {
 		return nil, fmt.Errorf("opening audit log %s: %w", path, err)
 	}
 	hf, err := os.OpenFile(HeadPath(path), os.O_WRONLY|oNoFollow, 0)
@@ -231,7 +239,7 @@ func (w *Writer) Log(source, event string, fields map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("logging event %q: %w", event, err)
 	}
-	if IsSecurity(event) {
+	if IsSecurity(event) && !w.limits.NoSync {
 		if err := w.sync.wait(seq); err != nil {
 			return fmt.Errorf("logging event %q: %w", event, err)
 		}
@@ -452,7 +460,7 @@ func (w *Writer) Close() error {
 		}
 	}
 	w.st = closed
-	err := w.sync.close()
+	err := w.sync.close(!w.limits.NoSync)
 	// Give back the reserve: the log is done growing.
 	if w.alloc > w.size {
 		err = errors.Join(err, w.log.Truncate(w.size))

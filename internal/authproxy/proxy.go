@@ -232,6 +232,35 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = body
 	}
 	sw := &responseWriter{ResponseWriter: w, key: rt.Key}
+	record := func(cut error) {
+		f := map[string]any{
+			"provider": rt.prov.Name, "method": r.Method, "path": logPath(path), "status": sw.status,
+			"request_bytes": body.n.Load(), "response_bytes": sw.n, "duration_ms": time.Since(start).Milliseconds(),
+		}
+		if model != "" {
+			f["model"] = model
+		}
+		switch {
+		case sw.err != nil:
+			f["error"] = sw.err.Error()
+		case cut != nil:
+			f["error"] = cut.Error()
+		}
+		p.cfg.Audit(EventRequest, f)
+	}
+	// A streamed answer whose copy fails (the agent closed the connection
+	// once it had what it wanted, the upstream broke off) ends in the
+	// ReverseProxy's panic(http.ErrAbortHandler), which the server turns
+	// into a cut connection. The request went out with the real key all
+	// the same: it is recorded before the panic goes on.
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				record(errAnswerCut)
+			}
+			panic(v)
+		}
+	}()
 	rt.rp.ServeHTTP(sw, r)
 	if sw.refused != nil { // nothing of the answer was written
 		clear(w.Header())
@@ -239,18 +268,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scrubHeader(w.Header(), rt.Key) // trailers, set after the body
-	f := map[string]any{
-		"provider": rt.prov.Name, "method": r.Method, "path": logPath(path), "status": sw.status,
-		"request_bytes": body.n.Load(), "response_bytes": sw.n, "duration_ms": time.Since(start).Milliseconds(),
-	}
-	if model != "" {
-		f["model"] = model
-	}
-	if sw.err != nil {
-		f["error"] = sw.err.Error()
-	}
-	p.cfg.Audit(EventRequest, f)
+	record(nil)
 }
+
+// errAnswerCut is the error of a request whose answer was cut off while it
+// was copied to the client.
+var errAnswerCut = errors.New("the answer was cut off while it was copied: the client or the upstream closed the connection")
 
 // responseWriter records status and size, and scrubs the headers at every
 // WriteHeader (1xx, final, errors).

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -288,5 +289,51 @@ func TestClose(t *testing.T) {
 				t.Errorf("the stream was cut: %q", body)
 			}
 		})
+	}
+}
+
+// TestAuditCutStream: an agent that closes the connection in the middle of
+// a streamed answer (as Codex does once it has the completed event) still
+// leaves its request in the audit log, with the error. The ReverseProxy
+// ends such a handler with panic(http.ErrAbortHandler), which used to skip
+// the event.
+func TestAuditCutStream(t *testing.T) {
+	closed := make(chan struct{})
+	up := startUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: response.completed\ndata: {}\n\n")
+		http.NewResponseController(w).Flush()
+		<-closed
+		// Until the proxy gives up on its client: a write then fails at
+		// the proxy, or the proxy cancels this request.
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, "data: more\n\n"); err != nil {
+				return
+			}
+			if http.NewResponseController(w).Flush() != nil {
+				return
+			}
+		}
+	})
+	p := startProxy(t, allRoutes(t, up), nil)
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"m","stream":true}`
+	fmt.Fprintf(conn, "POST /openai/v1/responses HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer sk-proxy\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", p.addr, len(body), body)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := readEvent(t, bufio.NewReader(resp.Body)); !strings.Contains(ev, "response.completed") {
+		t.Fatalf("first event %q", ev)
+	}
+	conn.Close()
+	close(closed)
+	ev := p.audit.waitFor(t, 1)[0]
+	if ev.name != EventRequest || ev.fields["status"] != 200 || ev.fields["error"] == nil || ev.fields["request_bytes"] != int64(len(body)) {
+		t.Errorf("the cut stream's event: %s %v", ev.name, ev.fields)
 	}
 }

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/rcfile"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
+	"github.com/stockade-dev/stockade/internal/session"
 )
 
 // agentCmd runs a known agent with its profile. It is run with the
@@ -58,7 +62,8 @@ func (c *agentCmd) runAgent(name string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
-	c.homeName = name
+	c.homeName, c.agent = name, name
+	c.display = append([]string{name}, args...)
 	c.Command = append([]string{in.Command}, args...)
 	c.extraEnv = p.Env
 	c.prepare = func(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
@@ -84,8 +89,11 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 			return fmt.Errorf("upstream %s: %w", u, err)
 		}
 		upstreams[route] = parsed
-		if parsed.Scheme == "http" {
+	}
+	for _, route := range slices.Sorted(maps.Keys(upstreams)) {
+		if u := upstreams[route]; u.Scheme == "http" {
 			allowHTTP = append(allowHTTP, route)
+			c.loosened = append(c.loosened, fmt.Sprintf("upstream %s=%s: plain http: the real API key and every request of the route cross the network unencrypted", route, u))
 		}
 	}
 	all := authproxy.RoutesFromEnv(keys, upstreams)
@@ -123,11 +131,16 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: ruleStrings(j.Policy.AgentAllow),
 		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: p.Routes, Protects: j.Policy.Protect,
 	})
+	sum := sha256.Sum256([]byte(guide))
+	c.guide = &session.Guide{SHA256: hex.EncodeToString(sum[:])}
 	if p.GuideFile != "" {
 		if err := h.WriteGuide(p.GuideFile, guide); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
 		j.HomeProtect = append(j.HomeProtect, p.GuideFile)
+		c.guide.Where = "~/" + p.GuideFile
+	} else if len(p.GuideArgs) > 0 {
+		c.guide.Where = "argument " + p.GuideArgs[0]
 	}
 	if err := h.Seed(p.HomeFiles); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)

@@ -48,6 +48,9 @@ func (c *listCmd) Run() error {
 		if s.ExitCode != nil && !s.Active() {
 			state = fmt.Sprintf("%s (%d)", state, *s.ExitCode)
 		}
+		if s.Foreground {
+			state += ", foreground"
+		}
 		cmd := strings.Join(s.Command, " ")
 		if len(cmd) > 40 {
 			cmd = cmd[:37] + "..."

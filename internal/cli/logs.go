@@ -10,6 +10,7 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/session"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 type logsCmd struct {
@@ -17,16 +18,25 @@ type logsCmd struct {
 	Follow bool `short:"f" help:"Keep printing events as they are written, until interrupted."`
 	JSON   bool `name:"json" help:"Print the raw JSON lines."`
 	Verify bool `help:"Check the hash chain (and the head) and report every changed, removed or reordered line."`
+	Output bool `help:"Print the session's terminal output instead (the last 16 MiB of it), as the terminal filter passed it."`
+	Plain  bool `help:"With --output: plain text, without escape sequences, control characters and lines redrawn over themselves."`
 }
 
 func (c *logsCmd) Help() string {
-	return "Prints a session's audit log: one line per event, 'stockade: <time> <source>: <message>'.\nThe log outlives 'stockade delete'; only 'stockade prune' removes it."
+	return "Prints a session's audit log: one line per event, 'stockade: <time> <source>: <message>'.\nThe log outlives 'stockade delete'; only 'stockade prune' removes it.\n\n--output prints what the session's command wrote to its terminal (kept up to 2 × 8 MiB,\nthe oldest dropped first; removed by 'stockade delete'). --plain removes escape sequences\n(colours, cursor movement, titles), control characters and lines redrawn over themselves."
 }
 
 func (c *logsCmd) Run() error {
 	store, id, err := c.resolveLogs()
 	if err != nil {
 		return err
+	}
+	if c.Plain && !c.Output {
+		fmt.Fprintln(os.Stderr, "stockade: --plain goes with --output: stockade logs -s ID --output --plain")
+		return exitError{2}
+	}
+	if c.Output {
+		return c.output(store, id)
 	}
 	path := store.Audit(id)
 	if c.Verify {
@@ -90,4 +100,17 @@ func (c *logsCmd) resolveLogs() (session.Store, string, error) {
 		return store, c.Session, nil
 	}
 	return store, "", errors.Join(err)
+}
+
+// output prints the session's transcript: through the terminal filter
+// (the policy's --terminal raw may have let anything in), or as plain text.
+func (c *logsCmd) output(store session.Store, id string) error {
+	if c.Plain {
+		w := termfilter.NewPlainWriter(os.Stdout)
+		if err := session.CopyOutput(store, id, w); err != nil {
+			return err
+		}
+		return w.Close()
+	}
+	return session.CopyOutput(store, id, termfilter.NewWriter(os.Stdout, nil))
 }

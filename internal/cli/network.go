@@ -58,6 +58,13 @@ func printRules(store session.Store, id string, req session.Request) error {
 		return err
 	}
 	conn.Close()
+	if v := resp.Network; v != nil {
+		what := "a connection or name that no allow rule matches is refused"
+		if v.AgentPolicy != "deny" {
+			what = "every public address goes out but what a block rule matches"
+		}
+		fmt.Printf("network %s, agent policy %s: %s\n", v.Mode, v.AgentPolicy, what)
+	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "LIST\tRULE")
 	for _, r := range resp.Rules {
@@ -68,6 +75,14 @@ func printRules(store session.Store, id string, req session.Request) error {
 			fmt.Fprintf(w, "%s\t%s\tLOOSENED: %s\n", r.List, r.Rule, r.Loosening)
 		default:
 			fmt.Fprintf(w, "%s\t%s\n", r.List, r.Rule)
+		}
+	}
+	if len(resp.Rules) == 0 {
+		fmt.Fprintln(w, "-\t(no rules)")
+	}
+	if resp.Network != nil {
+		for _, r := range resp.Network.Implicit {
+			fmt.Fprintf(w, "implicit\t%s\t%s\n", r.Addr, r.What)
 		}
 	}
 	return w.Flush()

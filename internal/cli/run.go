@@ -20,6 +20,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
+	"github.com/stockade-dev/stockade/internal/session"
 	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
@@ -32,6 +33,10 @@ type runCmd struct {
 
 	// Set by the agent commands (agent.go), not by flags.
 	homeName string                                                   // the sandbox HOME's name (sandboxhome.Rel)
+	agent    string                                                   // the agent's name, for the audit log and list
+	display  []string                                                 // the command as the user gave it (nil: the argv)
+	guide    *session.Guide                                           // the agent's guide, by hash
+	loosened []string                                                 // loosenings the agent's settings add (a plain-http upstream)
 	extraEnv map[string]string                                        // variables the agent profile sets
 	prepare  func(*job.Job, policy.Resolved, *sandboxhome.Home) error // the agent's last word on the job
 }
@@ -65,13 +70,13 @@ func (c *runCmd) run() error {
 	// forwarding, whose registration is a round trip per signal to the
 	// runtime's signal thread) is worked out while the policy resolves.
 	sandbox.Warm()
-	session := c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	asSession := c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
 	// In the foreground the cgroup is begun as soon as the run has its id,
 	// while the rest of the start goes on; the services check it before
 	// init starts. (A session's supervisor makes its own.)
 	var cg *cgroup.Pending
 	j, r, home, err := c.job(func(id string, r policy.Resolved) {
-		if !session {
+		if !asSession {
 			cg = job.BeginCgroup(id, limitsOf(r))
 		}
 	})
@@ -82,16 +87,21 @@ func (c *runCmd) run() error {
 		return err
 	}
 	log := newLogger(j.Policy.LogLevel)
-	if session {
+	if asSession {
 		return c.session(j, r, home, log)
 	}
+	// A foreground run is recorded as a session is (session.Record): its
+	// entry and audit log are made once the command runs, off the start.
+	rec := session.Begin(c.sessionConfig(j, r), c.sessionEntry(j, r, home))
 	svc, err := job.Compose(j, job.Wiring{Cgroup: cg, Required: requirements(r),
-		Event: func(_, event string, f map[string]any) {
+		Event: func(source, event string, f map[string]any) {
+			rec.Event(source, event, f)
 			if event != "connection" && event != "auth_request" {
 				log.info("%s: %v", event, f)
 			}
 		}})
 	if err != nil {
+		rec.Finish(sandbox.ExitSetup, "failed: "+err.Error())
 		return err
 	}
 	defer svc.Close()
@@ -101,30 +111,51 @@ func (c *runCmd) run() error {
 	}
 	con, err := console.Open(os.Stdin, os.Stdout, os.Stderr, wrap)
 	if err != nil {
+		rec.Finish(sandbox.ExitSetup, "failed: setting up the terminal: "+err.Error())
 		return fmt.Errorf("setting up the terminal: %w", err)
 	}
 	defer con.Close()
+	rep := rec.Report()
 	code, err := svc.Run(job.Hooks{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
 		TTY: con.TTY, OnPTY: con.Attach,
 		Stages: job.Stages{
 			Planned: func() error {
 				report, _ := svc.Limits() // checked before this stage
-				printStatus(log, j.ID, enforcementOf(r, home, report))
+				e := c.enforcement(r, home, report)
+				printStatus(log, j.ID, e)
+				rec.Started(e.line(), e.Loosenings)
 				return nil
 			},
-			InitStarted: func(int) error { con.Started(); return nil }, // init holds its stdio
-			SandboxGone: func() { go svc.Close() },                     // beside the checks; the deferred Close waits for it
+			InitStarted:    func(int) error { con.Started(); return nil }, // init holds its stdio
+			CommandStarted: rec.Open,                                      // the record is made while stockade waits for the command
+			SandboxGone:    func() { go svc.Close() },                     // beside the checks; the deferred Close waits for it
 		},
-		Warn: log.warn, Debug: log.debugJSON,
-		Snapshot: c.Tripwire, Restored: restoredWarning(log), OnTamper: tamperStop(c.Tripwire, log),
-		OnFinding: log.finding, GitChecked: gitReport(log),
+		Warn:  func(f string, a ...any) { log.warn(f, a...); rep.Warn(f, a...) },
+		Debug: log.debugJSON, Snapshot: c.Tripwire,
+		Restored:   func(ch []tripwire.Change, err error) { restoredWarning(log)(ch, err); rep.Restored(ch, err) },
+		OnTamper:   tamperStop(c.Tripwire, log, rep),
+		OnFinding:  func(f job.Finding) { log.finding(f); rep.Finding(f) },
+		GitChecked: func(found []gitguard.Finding, err error) { gitReport(log)(found, err); rep.GitChecked(found, err) },
 	})
 	con.Close()
+	reason := "exited"
 	if err != nil {
 		log.error("%v", err)
+		reason = "failed: " + err.Error()
 	}
+	// The proxies finish what they serve, and log it, before the stop
+	// event; then every event is written before stockade exits.
+	svc.CloseProxies()
+	rec.Finish(code, reason)
 	return exitError{code}
+}
+
+// enforcement is the run's start line, downgrades and loosenings.
+func (c *runCmd) enforcement(r policy.Resolved, home string, report cgroup.Report) enforcement {
+	e := enforcementOf(r, home, report)
+	e.Loosenings = append(e.Loosenings, c.loosened...)
+	return e
 }
 
 // job resolves the policy and everything else a run needs into a Job;
@@ -239,11 +270,12 @@ func gitReport(log logger) func([]gitguard.Finding, error) {
 // tamperStop stops a foreground run at the first change to a protected
 // path: SIGTERM to the process group of stockade is forwarded into the
 // sandbox like a user's ^C.
-func tamperStop(on bool, log logger) func(tripwire.Change) {
+func tamperStop(on bool, log logger, rep session.Reporter) func(tripwire.Change) {
 	if !on {
 		return nil
 	}
 	return func(c tripwire.Change) {
+		rep.Tamper(c, "stopping the run")
 		if c.Kind == tripwire.Blind {
 			log.warn("TAMPER: %s; stopping", c)
 		} else {

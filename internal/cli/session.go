@@ -16,15 +16,11 @@ import (
 // session ends.
 func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) error {
 	store := session.NewStore(stateHome(home))
-	e := enforcementOf(r, home, cgroup.Probe(limitsOf(r)))
+	e := c.enforcement(r, home, cgroup.Probe(limitsOf(r)))
 	printStatus(log, j.ID, e)
-	err := session.Launch(session.Config{
-		Store: store, ID: j.ID, Job: j, Limits: limitsOf(r), Required: requirements(r), Tripwire: c.Tripwire,
-		Loosened: e.Loosenings, Enforcement: e.line(),
-	}, session.Session{
-		Command: j.Argv, Workdir: j.Policy.Workdir, Home: j.HomeSource, Tripwire: c.Tripwire,
-		Loosening: r.Warnings(home, os.Getuid()),
-	})
+	cfg := c.sessionConfig(j, r)
+	cfg.Loosened, cfg.Enforcement = e.Loosenings, e.line()
+	err := session.Launch(cfg, c.sessionEntry(j, r, home))
 	if err != nil {
 		return err
 	}
@@ -33,6 +29,27 @@ func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) 
 		return nil
 	}
 	return attachTo(store, j.ID)
+}
+
+// sessionConfig is what the session's supervisor, or the foreground run's
+// record, is given; the enforcement line is the caller's to add.
+func (c *runCmd) sessionConfig(j job.Job, r policy.Resolved) session.Config {
+	return session.Config{
+		Store: session.NewStore(stateHome(j.Home)), ID: j.ID, Job: j, Limits: limitsOf(r), Required: requirements(r),
+		Tripwire: c.Tripwire, Agent: c.agent, Command: c.display, Guide: c.guide,
+	}
+}
+
+// sessionEntry is the first session.json of the run.
+func (c *runCmd) sessionEntry(j job.Job, r policy.Resolved, home string) session.Session {
+	command := c.display
+	if command == nil {
+		command = j.Argv
+	}
+	return session.Session{
+		Command: command, Workdir: j.Policy.Workdir, Home: j.HomeSource, Tripwire: c.Tripwire,
+		Loosening: append(r.Warnings(home, os.Getuid()), c.loosened...),
+	}
 }
 
 // attachTo attaches the terminal and turns the outcome into an exit status.

@@ -38,7 +38,14 @@ func Dial(store Store, id string, req Request) (net.Conn, *bufio.Reader, Respons
 		return nil, nil, Response{}, err
 	}
 	if !sess.Active() {
-		return nil, nil, Response{}, fmt.Errorf("session %s is %s, not running", id, sess.Effective())
+		hint := fmt.Sprintf("; its output: stockade logs -s %s --output", id)
+		if sess.Foreground {
+			hint = " (a foreground run)"
+		}
+		return nil, nil, Response{}, fmt.Errorf("session %s is %s, not running%s", id, sess.Effective(), hint)
+	}
+	if sess.Foreground {
+		return nil, nil, Response{}, fmt.Errorf("session %s is a foreground run (stockade, pid %d) in another terminal: it has no control socket; ^C there ends it", id, sess.PID)
 	}
 	noAnswer := func(err error) error {
 		return fmt.Errorf("session %s: %w within %s (%v); its supervisor (pid %d) is stuck or out of descriptors: 'stockade stop -s %s' ends it through its process",

@@ -2,9 +2,12 @@ package session
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // Network actions of the control protocol's "network" op.
@@ -25,6 +28,38 @@ type RuleEntry struct {
 	// Loosening: why an allowed host opens more than package downloads
 	// (egress.LoosenedBy): it takes uploads, or serves anyone's files.
 	Loosening string `json:"loosening,omitempty"`
+}
+
+// NetworkView is what the control protocol reports of a session's network
+// beside its rules: the mode and the routes that exist without a rule.
+type NetworkView struct {
+	Mode        string `json:"mode"`         // the network mode: "proxy"
+	AgentPolicy string `json:"agent_policy"` // "deny": what no rule allows is refused; "allow"
+	// Implicit are the listeners inside the sandbox that the proxies
+	// serve, and the auth proxy's routes.
+	Implicit []ImplicitRoute `json:"implicit"`
+}
+
+// ImplicitRoute is one route that no rule made.
+type ImplicitRoute struct {
+	Addr string `json:"addr"` // inside the sandbox
+	What string `json:"what"`
+}
+
+// networkView describes the session's network.
+func (s *supervisor) networkView() *NetworkView {
+	p := s.cfg.Job.Policy
+	v := &NetworkView{Mode: p.Network, AgentPolicy: p.AgentPolicy, Implicit: []ImplicitRoute{
+		{sandboxnet.DNSAddr, "DNS stub: answers the names the rules allow, NXDOMAIN for the rest"},
+		{sandboxnet.HTTPProxyAddr, "HTTP proxy (HTTP_PROXY, HTTPS_PROXY): connections the rules allow"},
+		{sandboxnet.SOCKS5Addr, "SOCKS5 proxy (ALL_PROXY): connections the rules allow"},
+	}}
+	routes := slices.Sorted(maps.Keys(s.cfg.Job.Auth))
+	for _, name := range routes {
+		v.Implicit = append(v.Implicit, ImplicitRoute{sandboxnet.AuthAddr,
+			fmt.Sprintf("auth proxy: %s/%s -> %s, the real key put in for %s", sandboxnet.AuthURL, name, s.cfg.Job.Auth[name].Upstream, sandboxnet.DummyKey)})
+	}
+	return v
 }
 
 // network changes or lists the session's egress rules. A change applies to

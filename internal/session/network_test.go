@@ -1,10 +1,13 @@
 package session
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 type events []map[string]any
@@ -90,5 +93,29 @@ func TestNetworkPreset(t *testing.T) {
 	}
 	if rules, _ = s.network(Request{Action: NetReset, Target: "@github"}); len(rules) != 2 {
 		t.Errorf("after reset @github: %v, want the 2 rules of @pypi", rules)
+	}
+}
+
+// TestNetworkView: the answer names the mode and the routes no rule made
+// (the DNS stub, the proxies, each auth proxy route with its upstream),
+// never a key.
+func TestNetworkView(t *testing.T) {
+	s := &supervisor{}
+	s.cfg.Job.Policy.Network, s.cfg.Job.Policy.AgentPolicy = "proxy", "deny"
+	s.cfg.Job.Auth = map[string]job.AuthRoute{"openai": {Upstream: "https://api.openai.com", Key: "sk-real-key"}}
+	v := s.networkView()
+	if v.Mode != "proxy" || v.AgentPolicy != "deny" {
+		t.Errorf("mode %q, agent policy %q", v.Mode, v.AgentPolicy)
+	}
+	var dns, auth bool
+	for _, r := range v.Implicit {
+		dns = dns || r.Addr == sandboxnet.DNSAddr
+		auth = auth || r.Addr == sandboxnet.AuthAddr && strings.Contains(r.What, "/openai -> https://api.openai.com")
+		if strings.Contains(r.What, "sk-real-key") {
+			t.Errorf("an implicit route shows the real key: %q", r.What)
+		}
+	}
+	if !dns || !auth {
+		t.Errorf("implicit routes lack the DNS stub (%v) or the auth route (%v): %+v", dns, auth, v.Implicit)
 	}
 }

@@ -58,6 +58,8 @@ type Response struct {
 	Error   string      `json:"error,omitempty"`
 	Session *Session    `json:"session,omitempty"`
 	Rules   []RuleEntry `json:"rules,omitempty"` // network
+	// Network is the mode and the implicit routes (network).
+	Network *NetworkView `json:"network,omitempty"`
 }
 
 // Exit is the payload of FrameExit.

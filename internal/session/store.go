@@ -62,6 +62,9 @@ type Session struct {
 	Restarts  int        `json:"restarts"`
 	Tripwire  bool       `json:"tripwire,omitempty"`
 	Loosening []string   `json:"loosening,omitempty"`
+	// Foreground: a foreground `stockade run` (Record): PID is stockade
+	// itself, and there is no supervisor to attach to.
+	Foreground bool `json:"foreground,omitempty"`
 }
 
 // Active reports whether the session's supervisor is (still) running.
@@ -297,7 +300,8 @@ func (s Store) Resolve(prefix string) (string, error) {
 	return "", fmt.Errorf("session prefix %s is ambiguous: %s; give more characters", prefix, strings.Join(found, ", "))
 }
 
-// Delete removes a session's state directory; its audit log stays.
+// Delete removes a session's state directory and its transcript; its audit
+// log stays.
 func (s Store) Delete(id string) error {
 	sess, err := s.Load(id)
 	if err != nil {
@@ -305,6 +309,9 @@ func (s Store) Delete(id string) error {
 	}
 	if sess.Active() {
 		return fmt.Errorf("session %s is %s; stop it first: stockade stop -s %s", id, sess.State, id)
+	}
+	if err := removeTranscript(s, id); err != nil {
+		return err
 	}
 	return os.RemoveAll(s.Dir(id))
 }

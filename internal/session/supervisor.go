@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/egress"
-	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -51,6 +49,17 @@ type Config struct {
 
 	// Required are the limits set on purpose: not enforced, the start fails.
 	Required []cgroup.Requirement `json:"required,omitempty"`
+
+	// Agent is the agent's name ("claude"), empty for `stockade run`;
+	// Command is the command as the user gave it (the agent's name and
+	// the user's arguments; nil: Job.Argv); Guide records the agent's
+	// guide by hash. The start event and `stockade list` show these.
+	Agent   string   `json:"agent,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Guide   *Guide   `json:"guide,omitempty"`
+	// Foreground: the run is a foreground `stockade run` (Record), which
+	// has no supervisor.
+	Foreground bool `json:"foreground,omitempty"`
 }
 
 // Restart policy: a command that crashes (is killed by SIGSEGV, SIGBUS,
@@ -81,7 +90,8 @@ type supervisor struct {
 	mu         sync.Mutex
 	clients    map[*client]struct{}
 	master     *os.File
-	in         *inputQueue // the master's input
+	pumped     chan struct{} // closed when the master's output is all read
+	in         *inputQueue   // the master's input
 	rows, cols uint16
 	screen     ring // the last scrollback bytes of output
 	initPID    int
@@ -94,6 +104,10 @@ type supervisor struct {
 	auth       *authproxy.Proxy
 	auditEnd   string        // why the audit log ended, "" while it goes on
 	cg         *cgroup.Group // the session's limits; the output relay joins its cpu group (chargeRelay)
+	// output is the session's transcript (transcript.go), nil when it
+	// could not be made or a write failed; omu orders its writes.
+	omu    sync.Mutex
+	output *transcript
 	// dropped holds the classes of escape sequences the terminal filter
 	// has dropped and the audit log has recorded, once each.
 	dropped map[termfilter.Class]bool
@@ -128,19 +142,11 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 			s.requestStop("signal " + unix.SignalName(sig.(unix.Signal)))
 		}
 	}()
-	loosened := cfg.Loosened
-	if loosened == nil {
-		loosened = []string{}
+	s.log(audit.EventStart, startFields(cfg))
+	if s.output, err = openTranscript(cfg.Store, cfg.ID); err != nil {
+		s.log(audit.EventWarning, map[string]any{"message": "the session's output is not kept: " + err.Error()})
 	}
-	p := cfg.Job.Policy
-	s.log(audit.EventStart, map[string]any{
-		"command": cfg.Job.Argv, "workdir": p.Workdir, "loosened": loosened,
-		"policy": map[string]any{
-			"enforcement": cfg.Enforcement, "network": p.Network, "ro": p.RO, "rw": p.RW,
-			"memory": p.Memory, "cpus": p.CPUs, "pids": p.Pids, "tripwire": cfg.Tripwire,
-			"terminal": p.Terminal,
-		},
-	})
+	defer s.closeTranscript()
 
 	// The session's one set of services serves every run, so that
 	// runtime rules outlive restarts.
@@ -208,11 +214,11 @@ func (s *supervisor) loop(svc *job.Services, ready func(error)) (int, string) {
 				CommandStarted: func() { ready(nil) },
 			},
 			Snapshot:   true,
-			Restored:   s.restored,
-			OnFinding:  s.finding,
-			GitChecked: s.gitChecked,
+			Restored:   s.report().Restored,
+			OnFinding:  s.report().Finding,
+			GitChecked: s.report().GitChecked,
 			OnTamper:   s.tamperHook(),
-			Warn:       func(f string, a ...any) { s.log(audit.EventWarning, map[string]any{"message": fmt.Sprintf(f, a...)}) },
+			Warn:       s.report().Warn,
 		})
 		s.clearMaster()
 		s.mu.Lock()
@@ -254,6 +260,9 @@ func crashed(status int) bool {
 	return slices.Contains(crashSignals, unix.Signal(status-sandbox.ExitSignalBase))
 }
 
+// report is the session's reporter: its audit log.
+func (s *supervisor) report() Reporter { return Reporter{Event: s.logFrom} }
+
 // tamperHook returns the tripwire callback when --tripwire is on: log a
 // TAMPER event and stop the session.
 func (s *supervisor) tamperHook() func(tripwire.Change) {
@@ -261,34 +270,8 @@ func (s *supervisor) tamperHook() func(tripwire.Change) {
 		return nil
 	}
 	return func(c tripwire.Change) {
-		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "stopping the session"})
+		s.report().Tamper(c, "stopping the session")
 		s.requestStop("tripwire: " + c.String())
-	}
-}
-
-// finding logs what a check at the end of a run found.
-func (s *supervisor) finding(f job.Finding) {
-	s.log(audit.EventFinding, map[string]any{"kind": f.Kind, "path": f.Path, "rule": f.Rule, "moved_to": f.MovedTo, "detail": f.Detail})
-}
-
-// restored logs what the snapshot restore put back after a run.
-func (s *supervisor) restored(changes []tripwire.Change, err error) {
-	for _, c := range changes {
-		s.logFrom(audit.SourceTripwire, audit.EventTamper, map[string]any{"path": c.Path, "op": c.Kind, "detail": c.Detail, "action": "restored"})
-	}
-	if err != nil {
-		s.log(audit.EventWarning, map[string]any{"message": "tripwire restore incomplete: " + err.Error()})
-	}
-}
-
-// gitChecked logs what gitguard moved aside after a run.
-func (s *supervisor) gitChecked(found []gitguard.Finding, err error) {
-	for _, f := range found {
-		s.log(audit.EventTamper, map[string]any{"path": f.Path, "op": "git metadata: " + f.What + " (" + f.Why + ")",
-			"action": strings.ToLower(f.Verdict()) + ": " + f.Action()})
-	}
-	if err != nil {
-		s.log(audit.EventWarning, map[string]any{"message": "git metadata not checked: " + err.Error()})
 	}
 }
 
@@ -419,22 +402,39 @@ func (s *supervisor) signalInit(pid int, sig unix.Signal) bool {
 func (s *supervisor) setMaster(m *os.File) error {
 	q := newInputQueue()
 	s.mu.Lock()
-	s.master, s.in = m, q
+	pumped := make(chan struct{})
+	s.master, s.in, s.pumped = m, q, pumped
 	rows, cols := s.rows, s.cols
 	s.mu.Unlock()
 	pty.Setsize(m, &pty.Winsize{Rows: rows, Cols: cols})
 	go q.feed(m)
-	go s.pump(m)
+	go func() {
+		defer close(pumped)
+		s.pump(m)
+	}()
 	return nil
 }
 
+// drainWait bounds the wait for the last output of a run that has ended:
+// with every process of the sandbox gone, the terminal's last bytes are
+// read, then EIO, at once.
+const drainWait = 2 * time.Second
+
+// clearMaster lets the pump read what the ended run wrote last (into the
+// transcript and to the clients), then closes the master.
 func (s *supervisor) clearMaster() {
 	s.mu.Lock()
-	m, q := s.master, s.in
-	s.master, s.in = nil, nil
+	m, q, pumped := s.master, s.in, s.pumped
+	s.master, s.in, s.pumped = nil, nil, nil
 	s.mu.Unlock()
 	if q != nil {
 		q.close()
+	}
+	if pumped != nil {
+		select {
+		case <-pumped:
+		case <-time.After(drainWait):
+		}
 	}
 	if m != nil {
 		m.Close()
@@ -459,6 +459,7 @@ func (s *supervisor) pump(m *os.File) {
 			out = append(out, buf[:n]...)
 		}
 		if len(out) > 0 {
+			s.record(out)
 			s.mu.Lock()
 			s.screen.write(out)
 			for c := range s.clients {
@@ -557,7 +558,7 @@ func (s *supervisor) serve(conn *net.UnixConn) {
 			writeJSONLine(conn, Response{V: Version, Error: err.Error()})
 			return
 		}
-		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess, Rules: rules})
+		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess, Rules: rules, Network: s.networkView()})
 	case OpAttach:
 		if err := writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess}); err != nil {
 			return

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +153,9 @@ exec %s "$@"
 	if strings.Contains(r.stdout+r.stderr, realKey) {
 		t.Error("the real key appears in stockade's output")
 	}
+	if want := "stockade: LOOSENED: upstream " + c.route + "=" + fakeProvider; strings.HasPrefix(fakeProvider, "http://") && !strings.Contains(r.stderr, want) {
+		t.Errorf("a plain-http upstream is not printed as LOOSENED (%q):\n%s", want, r.stderr)
+	}
 	checkProviderLog(t, logStart, fmt.Sprintf(c.keyField, realKey), c.request)
 
 	home := agentHome(t, e, c.name)
@@ -160,6 +166,16 @@ exec %s "$@"
 		if guide, err := os.ReadFile(filepath.Join(home, p.GuideFile)); err != nil || !strings.Contains(string(guide), "stockade sandbox") {
 			t.Errorf("the guide is not where %s reads it: %v %q", c.name, err, guide)
 		}
+	}
+
+	// The foreground run has its audit log too, with the request in it;
+	// it is listed by the agent's name and the user's arguments, and its
+	// start event holds the guide's hash, not its text.
+	fg := e.list(true)
+	if len(fg) != 1 || !fg[0].Foreground || !slices.Equal(fg[0].Command, append([]string{c.name}, c.args...)) {
+		t.Errorf("the foreground run is listed as %+v, want the command %q", fg, append([]string{c.name}, c.args...))
+	} else {
+		checkAgentAudit(t, e, fg[0].ID, c, realKey)
 	}
 
 	// As a session: the request is in the audit log, and nothing else was
@@ -177,15 +193,41 @@ exec %s "$@"
 	if s := e.session(id); s.Effective != "exited" || s.ExitCode == nil || *s.ExitCode != 0 {
 		t.Fatalf("the %s session did not end well: %+v", c.name, s)
 	}
+	if s := e.session(id); !slices.Equal(s.Command, append([]string{c.name}, c.args...)) {
+		t.Errorf("the session is listed with the command %q, want the agent's name and the arguments", s.Command)
+	}
+	checkAgentAudit(t, e, id, c, realKey)
+}
+
+// checkAgentAudit: the audit log of run id holds the agent's request and
+// nothing denied, no key, and a start event that names the agent and
+// records its guide by hash.
+func checkAgentAudit(t *testing.T, e *env, id string, c agentCase, realKey string) {
+	t.Helper()
 	logs := e.run("", nil, "logs", "-s", id).stdout
-	if !strings.Contains(logs, c.audit) {
-		t.Errorf("the audit log lacks %q:\n%s", c.audit, logs)
+	if !regexp.MustCompile(regexp.QuoteMeta(c.audit) + `.* \(\d+ bytes out, [1-9]\d* bytes in, \d+ms[,)]`).MatchString(logs) {
+		out := e.run("", nil, "logs", "-s", id, "--output", "--plain")
+		sup, _ := os.ReadFile(filepath.Join(e.home, ".local/state/stockade/sessions", id, "supervisor.log"))
+		t.Errorf("the audit log lacks %q with its sizes and duration:\n%s\nthe run's output:\n%s%s\nsupervisor.log: %s", c.audit, logs, out.stdout, out.stderr, sup)
 	}
 	if strings.Contains(logs, "network denied") {
 		t.Errorf("%s tried to reach something else than its provider:\n%s", c.name, logs)
 	}
 	if strings.Contains(logs, realKey) {
 		t.Error("the real key is in the audit log")
+	}
+	if !strings.Contains(logs, "session started: "+strings.Join(append([]string{c.name}, c.args...), " ")+" in ") {
+		t.Errorf("the start line does not name the agent %s:\n%s", c.name, logs)
+	}
+	first, _, _ := strings.Cut(e.run("", nil, "logs", "-s", id, "--json").stdout, "\n")
+	var start struct {
+		Agent   string
+		Command []string
+		Guide   struct{ SHA256, Where string }
+	}
+	json.Unmarshal([]byte(first), &start)
+	if start.Agent != c.name || len(start.Guide.SHA256) != 64 || start.Guide.Where == "" || strings.Contains(first, "stockade sandbox") {
+		t.Errorf("the start event does not record the agent and its guide by hash: %s", first)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -346,5 +347,35 @@ i=$((i+1)); sleep 0.1; done; exit 1`
 	first, rule, conn := strings.Index(logs, `"event":"network_denied"`), strings.Index(logs, `"event":"network_rule"`), strings.Index(logs, `"event":"connection"`)
 	if first < 0 || rule < first || conn < rule {
 		t.Errorf("want network_denied, then network_rule, then connection in the audit log:\n%s", logs)
+	}
+}
+
+// TestNetworkReporting: a refused DNS query is in the audit log of a
+// foreground run with its reason; `network list` of a session without
+// rules shows its mode and the routes that need none.
+func TestNetworkReporting(t *testing.T) {
+	requireSandbox(t)
+	requireTestnet(t)
+	e := newEnv(t)
+	r := e.run("", nil, "run", "--log-level", "error", "--resolver", testnetDNS, "--", "sh", "-c", "getent hosts other.test; exit 0")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d %s", r.code, r.stderr)
+	}
+	runs := e.list(true)
+	if len(runs) != 1 {
+		t.Fatalf("list --all: %+v", runs)
+	}
+	logs := e.run("", nil, "logs", "-s", runs[0].ID).stdout
+	if !regexp.MustCompile(`egress: DNS query refused: other\.test \(TypeA\): not in the allowlist`).MatchString(logs) {
+		t.Errorf("the refused DNS query has no reason in the audit log:\n%s", logs)
+	}
+
+	id := e.startSession("sleep", "60")
+	defer e.run("", nil, "stop", "-s", id)
+	r = e.run("", nil, "network", "list", "-s", id)
+	for _, want := range []string{"network proxy, agent policy deny:", "(no rules)", "implicit  127.0.0.1:53", "DNS stub", "implicit  127.0.0.1:3128"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("network list lacks %q: exit %d\n%s%s", want, r.code, r.stdout, r.stderr)
+		}
 	}
 }

@@ -16,14 +16,16 @@ import (
 )
 
 type listedSession struct {
-	ID        string
-	State     string
-	Effective string `json:"effective_state"`
-	PID       int
-	InitPID   int `json:"init_pid"`
-	Restarts  int
-	ExitCode  *int `json:"exit_code"`
-	Reason    string
+	ID         string
+	State      string
+	Effective  string `json:"effective_state"`
+	PID        int
+	InitPID    int `json:"init_pid"`
+	Restarts   int
+	ExitCode   *int `json:"exit_code"`
+	Reason     string
+	Command    []string
+	Foreground bool
 }
 
 func (e *env) list(all bool) []listedSession {
