@@ -89,6 +89,7 @@ func child(dir string) int {
 }
 
 func TestRestrictTiers(t *testing.T) {
+	testenv.StaticOnly(t, "its child sets no_new_privs on every thread (AllThreadsSyscall)")
 	abi := ABI()
 	if err := CheckABI(abi); err != nil {
 		testenv.SkipOrFail(t, "%v", err)

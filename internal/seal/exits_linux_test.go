@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"github.com/stockade-dev/stockade/internal/testenv"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 // TestDenials: what the policy does not grant fails, and the command keeps
 // no capability and no descriptor seal was given.
 func TestDenials(t *testing.T) {
+	testenv.StaticOnly(t, "it runs the test binary under a policy that lets only that binary execute, a static one")
 	bin, _ := filepath.Abs(os.Args[0])
 	r := runSeal(t, sealRun{policy: basePolicy(""), mode: 0o600, extra: true, args: []string{bin,
 		"fd:3", "fd:9",
@@ -47,6 +49,7 @@ func TestDenials(t *testing.T) {
 // TestAllowlistKills: under defaultDeny, a call the list leaves out kills
 // the command with SIGSYS; the same command with the call listed runs.
 func TestAllowlistKills(t *testing.T) {
+	testenv.StaticOnly(t, "it runs the test binary under a policy that lets only that binary execute, a static one")
 	bin, _ := filepath.Abs(os.Args[0])
 	r := runSeal(t, sealRun{policy: basePolicy(allBut(t, "getppid")), mode: 0o600, args: []string{bin, "read:@WORK@/file", "getppid"}})
 	if r.signal != syscall.SIGSYS || r.stdout != "ok\n" {
@@ -102,6 +105,7 @@ func TestSafeClawExample(t *testing.T) {
 // 75 is provoked by a policy file others can write (no_new_privs itself
 // cannot be refused).
 func TestExitCodes(t *testing.T) {
+	testenv.StaticOnly(t, "it runs the test binary under a policy that lets only that binary execute, a static one")
 	bin, _ := filepath.Abs(os.Args[0])
 	ok := basePolicy("")
 	tests := []struct {
@@ -146,6 +150,7 @@ func TestExitCodes(t *testing.T) {
 // entrypoint is sealed) confines as well, and leaves the capability sets
 // as they were: root keeps its bounding set.
 func TestKeepCaps(t *testing.T) {
+	testenv.StaticOnly(t, "it runs the test binary under a policy that lets only that binary execute, a static one")
 	bin, _ := filepath.Abs(os.Args[0])
 	r := runSeal(t, sealRun{policy: basePolicy(""), inline: true, args: []string{bin, "read:/etc/hostname", "status"}})
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "EACCES\n") || !strings.Contains(r.stdout, "NoNewPrivs: 1") {

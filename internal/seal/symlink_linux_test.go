@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"github.com/stockade-dev/stockade/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 // leave the real one granted, as on systems where /home is a link to
 // /var/home.
 func TestDenyThroughSymlink(t *testing.T) {
+	testenv.StaticOnly(t, "it runs the test binary under a policy that lets only that binary execute, a static one")
 	bin, _ := filepath.Abs(os.Args[0])
 	links := func(work string) {
 		os.Symlink("secret", filepath.Join(work, "alias"))

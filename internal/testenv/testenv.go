@@ -94,3 +94,15 @@ func ModuleRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// StaticOnly skips t in a test binary built with cgo (go test -race is
+// one), saying why the test needs the shipped static build: such a test
+// runs in every CI pass, which builds with CGO_ENABLED=0. It is a skip,
+// not a failure, under STOCKADE_MUST_WORK=1 too: nothing is missing from
+// the machine.
+func StaticOnly(t testing.TB, why string) {
+	t.Helper()
+	if CgoBuild {
+		t.Skipf("%s, which a cgo or -race test binary cannot; the CGO_ENABLED=0 build runs it", why)
+	}
+}
