@@ -87,6 +87,8 @@ fi
 
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 12m ./...
+echo "== race detector (internal packages; a -race build links cgo, which needs gcc)"
+CGO_ENABLED=1 go test -race -count=1 -timeout 12m ./internal/... >"$out/race.txt" 2>&1 || { cat "$out/race.txt"; exit 1; }
 echo "== fuzz (short)"
 go test -run XXX -fuzz FuzzParseFile -fuzztime 8s ./internal/policy/ >/dev/null
 go test -run XXX -fuzz FuzzParseRule -fuzztime 8s ./internal/egress/ >/dev/null
