@@ -19,7 +19,7 @@ type policyFlags struct {
 	AllowHooks *bool    `name:"allow-hooks" help:"Leave git hooks and hook managers' configs (.husky, lefthook, ...) writable; loosens the sandbox."`
 	SharedHome *bool    `name:"shared-home" help:"One sandbox HOME per command for every project, instead of one per project; loosens the sandbox."`
 	Env        []string `help:"Pass host variable NAME, or set NAME=VALUE, inside; the only way a credential-shaped name gets in; repeatable." placeholder:"NAME[=VALUE]"`
-	Memory     *string  `help:"Memory limit, bytes or with k/m/g/t (e.g. 4g; default 8g); the tmpfs mounts get half of it. Refuses to start where it cannot be enforced." placeholder:"SIZE"`
+	Memory     *string  `help:"Memory limit with a unit k, m, g or t (e.g. 4g; default 8g); the tmpfs mounts get half of it. Refuses to start where it cannot be enforced." placeholder:"SIZE"`
 	CPUs       *string  `name:"cpus" help:"CPU limit in cores (e.g. 1.5; default none). Refuses to start where it cannot be enforced." placeholder:"N"`
 	Pids       *string  `help:"Maximum number of processes and threads (default 4096)." placeholder:"N"`
 	LogLevel   *string  `name:"log-level" help:"debug, info, warn (default) or error." placeholder:"LEVEL"`

@@ -32,6 +32,9 @@ func TestBadInput(t *testing.T) {
 		{"project file may not loosen", map[string]string{".stockade.json": `{"allow_hooks": true}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "allow_hooks", "only tighten"}},
 		{"project rw outside", map[string]string{".stockade.json": `{"rw": ["~/.bashrc"]}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "rw"}},
 		{"bad env var", nil, []string{"STOCKADE_MEMORY=huge"}, []string{"run", "--", "true"}, 125, []string{"STOCKADE_MEMORY", "huge"}},
+		// A size without a unit is refused, not taken as bytes (issue 14).
+		{"memory without a unit in a file", map[string]string{"~/.config/stockade/config.json": `{"memory": 4}`}, nil, []string{"run", "--", "true"}, 125, []string{"config.json", `"memory": 4 is a size without a unit`, `"4g"`}},
+		{"memory without a unit in a flag", nil, nil, []string{"run", "--memory", "4", "--", "true"}, 125, []string{`flag --memory: "4" is a size without a unit`, `"4g"`}},
 		// The project file is the repository's: no host variable passed in,
 		// only inert ones set, no limit raised (issue 9 §6).
 		{"project passes a host variable", map[string]string{".stockade.json": `{"env": ["REDIS_URL"]}`}, []string{"REDIS_URL=redis://:pw@db"}, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"env": "REDIS_URL"`, "NAME=VALUE"}},
