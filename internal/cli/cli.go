@@ -16,6 +16,8 @@ import (
 	_ "github.com/stockade-dev/stockade/internal/session" // registers the supervisor entry point
 )
 
+const description = "Run AI coding agents (or any command) in a kernel-enforced Linux sandbox."
+
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "dev"
 
@@ -71,6 +73,13 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// usageError is a command line that asks for nothing runnable (no
+// command, a flag value that does not parse); it exits 2, as kong's own
+// parse errors do.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
 // setupError is a failure of run before the command started; it exits with
 // sandbox.ExitSetup so scripts can tell it from the command's own failure.
 type setupError struct{ error }
@@ -87,9 +96,13 @@ func Run(args []string) int {
 	if c, ok := fastRun(args); ok {
 		return exitCode(c.Run())
 	}
+	if len(args) < 2 {
+		// Bare stockade: the overview a newcomer needs, not one line.
+		return usage(args)
+	}
 	parser, err := kong.New(grammar(args),
 		kong.Name("stockade"),
-		kong.Description("Run AI coding agents (or any command) in a kernel-enforced Linux sandbox."),
+		kong.Description(description),
 		kong.UsageOnError(),
 		kong.Exit(func(code int) { panic(exitError{code}) }),
 	)
@@ -112,7 +125,7 @@ func run(parser *kong.Kong, args []string) (code int) {
 	}()
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		fmt.Fprintf(os.Stderr, "stockade: %v%s\n", err, helpHint(err))
 		return 2
 	}
 	return exitCode(ctx.Run())
@@ -129,11 +142,47 @@ func exitCode(err error) int {
 		return ee.code
 	}
 	fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
 	var se setupError
 	if errors.As(err, &se) {
 		return sandbox.ExitSetup
 	}
 	return 1
+}
+
+// usage prints the whole command overview to stderr and exits 2: a bare
+// stockade is a command line that names nothing to do.
+func usage(args []string) int {
+	parser, err := kong.New(&root{}, kong.Name("stockade"), kong.Description(description),
+		kong.Writers(os.Stderr, os.Stderr))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		return 2
+	}
+	ctx, err := kong.Trace(parser, nil)
+	if err == nil {
+		err = ctx.PrintUsage(false)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+	}
+	return 2
+}
+
+// helpHint points a parse error at the help of the command it is about.
+func helpHint(err error) string {
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil {
+		return "; see stockade --help"
+	}
+	path := "stockade"
+	if n := pe.Context.Selected(); n != nil {
+		path = n.FullPath()
+	}
+	return "; see " + path + " --help"
 }
 
 type versionCmd struct{}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -46,6 +47,9 @@ func (c *doctorCmd) Run() error {
 		add(check{name: "seccomp", ok: true, detail: "filter mode available"})
 	}
 	r, home, err := c.resolve()
+	if ue := (usageError{}); errors.As(err, &ue) {
+		return err // the flags given to doctor itself
+	}
 	var e *enforcement
 	if err != nil {
 		add(check{name: "policy", detail: err.Error(), fix: "correct the setting named above"})

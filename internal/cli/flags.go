@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,6 +53,9 @@ func (f policyFlags) resolve() (policy.Resolved, string, error) {
 			AgentBlock: f.AgentBlock, Resolver: f.Resolver, Terminal: f.Terminal,
 		},
 	})
+	if fe := (policy.FlagError{}); errors.As(err, &fe) {
+		return policy.Resolved{}, "", usageError{err}
+	}
 	if err != nil {
 		return policy.Resolved{}, "", err
 	}

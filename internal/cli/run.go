@@ -39,7 +39,8 @@ type runCmd struct {
 
 func (c *runCmd) Help() string {
 	return `Runs CMD in the sandbox in the foreground and exits with its status (128+N
-when it was killed by signal N; 125 when the sandbox could not be set up,
+when it was killed by signal N; 2 for a usage error; 125 when the sandbox
+could not be set up,
 126 when CMD could not be executed, 127 when it was not found).
 
 Inside: the workdir read-write, a persistent sandbox HOME of the project's
@@ -166,7 +167,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		argv = argv[1:]
 	}
 	if len(argv) == 0 {
-		return job.Job{}, policy.Resolved{}, "", errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")
+		return job.Job{}, policy.Resolved{}, "", usageError{errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")}
 	}
 	r, home, err := c.resolve()
 	if err != nil {
