@@ -21,7 +21,7 @@ import (
 // agent's binary, guide and keys filled in.
 type agentCmd struct {
 	runCmd
-	Upstream []string `help:"ROUTE=URL: send a provider route (anthropic, openai, google, …) to another upstream: a company gateway, a local model server; plain http only when written as http://." placeholder:"ROUTE=URL"`
+	Upstream []string `sep:"none" help:"ROUTE=URL: send a provider route (anthropic, openai, google, …) to another upstream: a company gateway, a local model server; plain http only when written as http://; repeatable." placeholder:"ROUTE=URL"`
 	EnvFile  string   `name:"env-file" help:"Also read provider keys from FILE (KEY=VALUE lines), over the stockaderc files." placeholder:"FILE"`
 }
 

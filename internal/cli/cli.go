@@ -22,11 +22,11 @@ const description = "Run AI coding agents (or any command) in a kernel-enforced 
 var Version = "dev"
 
 type root struct {
-	Run      runCmd      `cmd:"" help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
-	Claude   claudeCmd   `cmd:"" help:"Run Claude Code in a session, keys kept outside the sandbox."`
-	Codex    codexCmd    `cmd:"" help:"Run OpenAI Codex CLI in a session."`
-	Opencode opencodeCmd `cmd:"" help:"Run OpenCode in a session."`
-	Gemini   geminiCmd   `cmd:"" help:"Run Gemini CLI in a session."`
+	Run      runCmd      `cmd:"" set:"command_help=The command to run and its arguments, after --." help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
+	Claude   claudeCmd   `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Claude Code in a session, keys kept outside the sandbox."`
+	Codex    codexCmd    `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenAI Codex CLI in a session."`
+	Opencode opencodeCmd `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenCode in a session."`
+	Gemini   geminiCmd   `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Gemini CLI in a session."`
 	List     listCmd     `cmd:"" help:"List sessions."`
 	Attach   attachCmd   `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
 	Stop     stopCmd     `cmd:"" help:"Stop a session."`
