@@ -94,8 +94,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		}
 	}
 	if len(routes) == 0 {
-		return fmt.Errorf("no API key for %s: set one of the keys of %s in the environment, in ~/.config/stockade/stockaderc, in the project's .stockaderc or in --env-file",
-			p.Name, strings.Join(p.Routes, "/"))
+		return noKey(p, j.Policy.Workdir)
 	}
 	if j.Policy.Network != "proxy" {
 		return fmt.Errorf("%s needs network mode proxy (the auth proxy); --network none leaves it no way to its provider", p.Name)
@@ -176,6 +175,34 @@ func (c *agentCmd) keys(workdir string) (map[string]string, error) {
 		layers = append(layers, m)
 	}
 	return rcfile.Merge(layers...), nil
+}
+
+// noKey names every variable the agent's routes read a key from and every
+// file stockade reads them from, so that the fix is one line away.
+func noKey(p agent.Profile, workdir string) error {
+	var vars []string
+	for _, name := range p.Routes {
+		if pr, ok := authproxy.LookupProvider(name); ok {
+			vars = append(vars, pr.KeyEnv...)
+			if pr.OAuthEnv != "" {
+				vars = append(vars, pr.OAuthEnv)
+			}
+		}
+	}
+	global := "~/.config/stockade/stockaderc"
+	if g, err := rcfile.GlobalPath(); err == nil {
+		global = g
+	}
+	return fmt.Errorf("no API key for %s: set %s in the environment, in %s or %s (KEY=VALUE lines), or pass --env-file FILE",
+		p.Name, orList(vars), global, filepath.Join(workdir, ".stockaderc"))
+}
+
+// orList joins names as "A, B or C".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func setEnv(env []string, k, v string) []string {

@@ -176,7 +176,8 @@ func TestAgentBadInput(t *testing.T) {
 		{"not installed", "", nil, []string{"claude", "--", "-p", "hi"}, false, []string{"claude is not installed", "npm install -g @anthropic-ai/claude-code"}},
 		{"malformed rc file", "# keys\nANTHROPIC_API_KEY sk-ant-x\n", nil, []string{"claude", "--", "-p", "hi"}, true, []string{".stockaderc:2"}},
 		{"bad upstream", "", []string{"ANTHROPIC_API_KEY=sk-ant-0123456789"}, []string{"claude", "--upstream", "nowhere=https://x.example", "--", "-p", "hi"}, true, []string{"upstream nowhere=https://x.example"}},
-		{"no key", "", nil, []string{"claude", "--", "-p", "hi"}, true, []string{"no API key for claude"}},
+		{"no key", "", nil, []string{"claude", "--", "-p", "hi"}, true, []string{"no API key for claude: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the environment", ".config/stockade/stockaderc or ", "proj/.stockaderc (KEY=VALUE lines)", "--env-file"}},
+		{"no key for codex", "", nil, []string{"codex", "--", "exec", "hi"}, true, []string{"no API key for codex: set OPENAI_API_KEY in the environment"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,7 +186,7 @@ func TestAgentBadInput(t *testing.T) {
 			if tt.fake {
 				bin := filepath.Join(e.home, "bin")
 				os.MkdirAll(bin, 0o755)
-				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho should not run\n"), 0o755)
+				os.WriteFile(filepath.Join(bin, tt.args[0]), []byte("#!/bin/sh\necho should not run\n"), 0o755)
 				env = append(env, "PATH="+bin+":/usr/bin:/bin")
 			}
 			if tt.rc != "" {
