@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/term"
+
 	"github.com/stockade-dev/stockade/internal/agent"
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/job"
@@ -36,8 +38,13 @@ func (c *opencodeCmd) Run() error { return c.runAgent("opencode") }
 func (c *geminiCmd) Run() error   { return c.runAgent("gemini") }
 
 func (c *agentCmd) Help() string {
-	return `Runs the agent in a session (attached on a terminal, ctrl-] detaches;
--d starts it in the background), with its profile: its install tree and
+	return `Runs the agent in a session, attached on a terminal (ctrl-] detaches), or
+in the background with -d. Without a terminal (a script, a pipe) it runs in
+the foreground only with the agent's own non-interactive arguments (claude
+-p, codex exec, gemini -p or a prompt on stdin, opencode run); otherwise it
+exits 2 and says so, before anything is set up.
+
+Its profile: its install tree and
 interpreter mounted read-only, a persistent sandbox HOME of its own in this
 project (--shared-home: one for every project), the
 provider API reached through the auth proxy, which swaps the placeholder key
@@ -56,6 +63,9 @@ func (c *agentCmd) runAgent(name string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
+	if err := c.needsTerminal(name, args); err != nil {
+		return err
+	}
 	c.homeName = name
 	c.Command = append([]string{in.Command}, args...)
 	c.extraEnv = p.Env
@@ -63,6 +73,20 @@ func (c *agentCmd) runAgent(name string) error {
 		return c.agentJob(j, r, h, p, in, args)
 	}
 	return c.runCmd.Run()
+}
+
+// needsTerminal refuses, before anything is set up, an agent whose
+// full-screen interface would wait for a terminal that is not there: no -d,
+// stdin or stdout not a terminal, and none of the agent's arguments that run
+// it without one.
+func (c *agentCmd) needsTerminal(name string, args []string) error {
+	stdinTTY := term.IsTerminal(int(os.Stdin.Fd()))
+	h := agent.HeadlessArgs[name]
+	if c.Detach || stdinTTY && term.IsTerminal(int(os.Stdout.Fd())) || h.Runs(args, stdinTTY) {
+		return nil
+	}
+	return usageError{fmt.Errorf("%s needs a terminal, and stdin or stdout is none: run it on a terminal, in the background with -d (then stockade attach -s ID), or without its interface: stockade %s -- %s",
+		name, name, h.Example)}
 }
 
 // agentJob fills in what the profile adds to the job: mounts, PATH, routes

@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/agent"
 )
 
 // TestUsage: a bare stockade prints the command overview, and a command
@@ -54,6 +56,48 @@ func TestUsage(t *testing.T) {
 			}
 			if after := snapshot(t, e.home); after != before {
 				t.Errorf("a usage error left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// TestAgentNoTerminal: an agent's full-screen interface started without a
+// terminal, without -d and without the agent's own non-interactive
+// arguments is refused at once, exit 2, with the three ways out, before
+// anything is set up; with those arguments it goes on (issue 14).
+func TestAgentNoTerminal(t *testing.T) {
+	for _, name := range agent.Names() {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			vars := homeAgent(t, name)
+			before := snapshot(t, e.home)
+			// stdin and stdout are pipes. Gemini takes a piped stdin as its
+			// prompt and answers without its interface: not refused.
+			r := e.run("", vars, name)
+			h := agent.HeadlessArgs[name]
+			if h.StdinPrompt {
+				if r.code == 2 {
+					t.Errorf("%s with its prompt on stdin refused:\n%s", name, r.stderr)
+				}
+				return
+			}
+			want := []string{name + " needs a terminal", "with -d", "stockade attach -s ID", "stockade " + name + " -- " + h.Example}
+			if r.code != 2 || len(stderrLines(r.stderr)) != 1 || strings.Contains(r.stdout, "AGENT-RAN") {
+				t.Errorf("exit %d, stdout %q; want 2, one line and nothing run:\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, w := range want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if after := snapshot(t, e.home); after != before {
+				t.Errorf("the refusal left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			// With the agent's non-interactive word it gets past the check:
+			// without keys, to the missing-key error.
+			r = e.run("", []string{vars[0]}, headless(name, "hi")...)
+			if r.code == 2 || !strings.Contains(r.stderr, "no API key for "+name) {
+				t.Errorf("%s: exit %d; want it past the terminal check, to the missing key:\n%s", strings.Join(headless(name, "hi"), " "), r.code, r.stderr)
 			}
 		})
 	}
