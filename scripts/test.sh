@@ -12,6 +12,7 @@ user=stockade-test
 declare -A need=(
 	[go]="" [gcc]=gcc [git]=git [tmux]=tmux [bwrap]=bubblewrap [setpriv]=util-linux
 	[python3]=python3 [curl]=curl [ip]=iproute2 [useradd]=passwd [npm]=npm
+	[zsh]=zsh [fish]=fish # the completion scripts are checked with both
 )
 missing=()
 for cmd in "${!need[@]}"; do

@@ -22,21 +22,22 @@ const description = "Run AI coding agents (or any command) in a kernel-enforced 
 var Version = "dev"
 
 type root struct {
-	Run      runCmd      `cmd:"" set:"command_help=The command to run and its arguments, after --." help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
-	Claude   claudeCmd   `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Claude Code in a session, keys kept outside the sandbox."`
-	Codex    codexCmd    `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenAI Codex CLI in a session."`
-	Opencode opencodeCmd `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenCode in a session."`
-	Gemini   geminiCmd   `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Gemini CLI in a session."`
-	List     listCmd     `cmd:"" help:"List sessions."`
-	Attach   attachCmd   `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
-	Stop     stopCmd     `cmd:"" help:"Stop a session."`
-	Delete   deleteCmd   `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
-	Logs     logsCmd     `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
-	Network  networkCmd  `cmd:"" help:"Change or list a running session's egress rules."`
-	Prune    pruneCmd    `cmd:"" help:"Remove stopped sessions and their audit logs."`
-	Doctor   doctorCmd   `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
-	Policy   policyCmd   `cmd:"" help:"Inspect the effective policy."`
-	Version  versionCmd  `cmd:"" help:"Print the version."`
+	Run        runCmd        `cmd:"" set:"command_help=The command to run and its arguments, after --." help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
+	Claude     claudeCmd     `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Claude Code in a session, keys kept outside the sandbox."`
+	Codex      codexCmd      `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenAI Codex CLI in a session."`
+	Opencode   opencodeCmd   `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenCode in a session."`
+	Gemini     geminiCmd     `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Gemini CLI in a session."`
+	List       listCmd       `cmd:"" help:"List sessions."`
+	Attach     attachCmd     `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
+	Stop       stopCmd       `cmd:"" help:"Stop a session."`
+	Delete     deleteCmd     `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
+	Logs       logsCmd       `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
+	Network    networkCmd    `cmd:"" help:"Change or list a running session's egress rules."`
+	Prune      pruneCmd      `cmd:"" help:"Remove stopped sessions and their audit logs."`
+	Doctor     doctorCmd     `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
+	Policy     policyCmd     `cmd:"" help:"Inspect the effective policy."`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script for bash, zsh or fish."`
+	Version    versionCmd    `cmd:"" help:"Print the version."`
 }
 
 // grammar returns the command-line model to parse args with: only the named
@@ -92,6 +93,9 @@ func Run(args []string) int {
 		if entry, ok := sandbox.Entrypoints[args[1]]; ok {
 			return entry()
 		}
+	}
+	if words, ok := completeRequest(args); ok {
+		return complete(words)
 	}
 	if c, ok := fastRun(args); ok {
 		return exitCode(c.Run())
