@@ -15,7 +15,9 @@ func TestCandidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func() []string { return []string{"3f9a1c\trunning, sleep 100", "3f0000\texited, true", "b00b00\trunning, make"} }
+	ids := func() []string {
+		return []string{"3f9a1c\trunning, sleep 100", "3f0000\texited, true", "b00b00\trunning, make"}
+	}
 	tests := []struct {
 		words   []string
 		want    []string // among the candidates (before the tab)
