@@ -102,6 +102,10 @@ func Run(j Job, h Hooks) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
+	// First in, last out: held before the sandbox makes a mount point in
+	// the HOME, the tidy-up runs once it is gone.
+	tidyHome := holdHome(j)
+	defer tidyHome()
 	sandbox.Warm()
 	// No garbage collection while the sandbox is built (a few MiB are
 	// allocated, and a cycle costs the start a millisecond on a small
