@@ -102,7 +102,7 @@ func Run(args []string) int {
 	}
 	if len(args) < 2 {
 		// Bare stockade: the overview a newcomer needs, not one line.
-		return usage(args)
+		return usage()
 	}
 	parser, err := kong.New(grammar(args),
 		kong.Name("stockade"),
@@ -159,7 +159,7 @@ func exitCode(err error) int {
 
 // usage prints the whole command overview to stderr and exits 2: a bare
 // stockade is a command line that names nothing to do.
-func usage(args []string) int {
+func usage() int {
 	parser, err := kong.New(&root{}, kong.Name("stockade"), kong.Description(description),
 		kong.Writers(os.Stderr, os.Stderr))
 	if err != nil {
