@@ -56,6 +56,8 @@ func candidates(node *kong.Node, words []string, ids func() []string) []string {
 	var want *kong.Flag // a flag whose value is the next word
 	for i, w := range prior {
 		switch {
+		case want != nil && w == "=":
+			// bash splits --session=ID at the '=' (COMP_WORDBREAKS).
 		case want != nil:
 			want = nil
 		case w == "--":
@@ -74,6 +76,9 @@ func candidates(node *kong.Node, words []string, ids func() []string) []string {
 		}
 	}
 	if want != nil {
+		if cur == "=" {
+			cur = ""
+		}
 		return filter(flagValues(want, ids), cur)
 	}
 	if name, value, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(name, "--") {

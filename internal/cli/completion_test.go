@@ -31,6 +31,8 @@ func TestCandidates(t *testing.T) {
 		{[]string{"logs", "--session", "3f"}, []string{"3f9a1c", "3f0000"}, []string{"b00b00"}},
 		{[]string{"stop", "--session=3f9"}, []string{"--session=3f9a1c"}, []string{"--session=3f0000"}},
 		{[]string{"network", "list", "-s", ""}, []string{"b00b00"}, nil},
+		{[]string{"attach", "--session", "=", "b0"}, []string{"b00b00"}, []string{"3f9a1c"}}, // bash's split of --session=b0
+		{[]string{"attach", "--session", "="}, []string{"b00b00", "3f9a1c"}, nil},
 		{[]string{"run", "--me"}, []string{"--memory"}, []string{"--ro"}},
 		{[]string{"run", "-"}, []string{"--tripwire", "-d", "--agent-allow"}, nil},
 		{[]string{"claude", "--"}, []string{"--upstream", "--env-file"}, nil},
