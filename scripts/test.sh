@@ -13,6 +13,7 @@ declare -A need=(
 	[go]="" [gcc]=gcc [git]=git [tmux]=tmux [bwrap]=bubblewrap [setpriv]=util-linux
 	[python3]=python3 [curl]=curl [ip]=iproute2 [useradd]=passwd [npm]=npm
 	[qemu-aarch64-static]=qemu-user-static
+	[zsh]=zsh [fish]=fish # the completion scripts are checked with both
 )
 missing=()
 for cmd in "${!need[@]}"; do

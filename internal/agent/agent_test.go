@@ -58,3 +58,47 @@ func TestFind(t *testing.T) {
 		t.Errorf("missing agent: %v", err)
 	}
 }
+
+// TestHeadlessTable: every profile says how it runs without a terminal,
+// and the table's answers hold for the forms the docs show.
+func TestHeadlessTable(t *testing.T) {
+	for name := range Profiles {
+		if _, ok := HeadlessArgs[name]; !ok {
+			t.Errorf("profile %s has no row in HeadlessArgs", name)
+		}
+	}
+	for name := range HeadlessArgs {
+		if _, ok := Profiles[name]; !ok {
+			t.Errorf("HeadlessArgs has a row for %s, which is no profile", name)
+		}
+	}
+	tests := []struct {
+		agent    string
+		args     []string
+		stdinTTY bool
+		want     bool
+	}{
+		{"claude", nil, true, false},
+		{"claude", nil, false, false},
+		{"claude", []string{"fix the tests"}, false, false},
+		{"claude", []string{"-p", "fix the tests"}, false, true},
+		{"claude", []string{"--model", "opus", "--print", "hi"}, false, true},
+		{"claude", []string{"--version"}, false, true},
+		{"claude", []string{"mcp", "list"}, false, true},
+		{"claude", []string{"attach", "x"}, false, false},
+		{"codex", []string{"exec", "hi"}, false, true},
+		{"codex", []string{"hi"}, false, false},
+		{"codex", []string{"resume", "--last"}, false, false},
+		{"gemini", nil, false, true}, // the prompt comes on stdin
+		{"gemini", nil, true, false},
+		{"gemini", []string{"--prompt=hi"}, true, true},
+		{"opencode", []string{"run", "hi"}, false, true},
+		{"opencode", []string{"myproject"}, false, false},
+		{"opencode", []string{"--", "run"}, false, false},
+	}
+	for _, tt := range tests {
+		if got := HeadlessArgs[tt.agent].Runs(tt.args, tt.stdinTTY); got != tt.want {
+			t.Errorf("%s %q (stdin a terminal: %v): runs headless %v, want %v", tt.agent, tt.args, tt.stdinTTY, got, tt.want)
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/term"
+
 	"github.com/stockade-dev/stockade/internal/agent"
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/egress"
@@ -27,7 +29,7 @@ import (
 // agent's binary, guide and keys filled in.
 type agentCmd struct {
 	runCmd
-	Upstream []string `help:"ROUTE=URL: send a provider route (anthropic, openai, google, …) to another upstream: a company gateway, a local model server; plain http only when written as http://." placeholder:"ROUTE=URL"`
+	Upstream []string `sep:"none" help:"ROUTE=URL: send a provider route (anthropic, openai, google, …) to another upstream: a company gateway, a local model server; plain http only when written as http://; repeatable." placeholder:"ROUTE=URL"`
 	EnvFile  string   `name:"env-file" help:"Also read provider keys from FILE (KEY=VALUE lines), over the stockaderc files." placeholder:"FILE"`
 }
 
@@ -42,8 +44,13 @@ func (c *opencodeCmd) Run() error { return c.runAgent("opencode") }
 func (c *geminiCmd) Run() error   { return c.runAgent("gemini") }
 
 func (c *agentCmd) Help() string {
-	return `Runs the agent in a session (attached on a terminal, ctrl-] detaches;
--d starts it in the background), with its profile: its install tree and
+	return `Runs the agent in a session, attached on a terminal (ctrl-] detaches), or
+in the background with -d. Without a terminal (a script, a pipe) it runs in
+the foreground only with the agent's own non-interactive arguments (claude
+-p, codex exec, gemini -p or a prompt on stdin, opencode run); otherwise it
+exits 2 and says so, before anything is set up.
+
+Its profile: its install tree and
 interpreter mounted read-only, a persistent sandbox HOME of its own in this
 project (--shared-home: one for every project), the
 provider API reached through the auth proxy, which swaps the placeholder key
@@ -62,6 +69,9 @@ func (c *agentCmd) runAgent(name string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
+	if err := c.needsTerminal(name, args); err != nil {
+		return err
+	}
 	c.homeName, c.agent = name, name
 	c.display = append([]string{name}, args...)
 	c.Command = append([]string{in.Command}, args...)
@@ -70,6 +80,20 @@ func (c *agentCmd) runAgent(name string) error {
 		return c.agentJob(j, r, h, p, in, args)
 	}
 	return c.runCmd.Run()
+}
+
+// needsTerminal refuses, before anything is set up, an agent whose
+// full-screen interface would wait for a terminal that is not there: no -d,
+// stdin or stdout not a terminal, and none of the agent's arguments that run
+// it without one.
+func (c *agentCmd) needsTerminal(name string, args []string) error {
+	stdinTTY := term.IsTerminal(int(os.Stdin.Fd()))
+	h := agent.HeadlessArgs[name]
+	if c.Detach || stdinTTY && term.IsTerminal(int(os.Stdout.Fd())) || h.Runs(args, stdinTTY) {
+		return nil
+	}
+	return usageError{fmt.Errorf("%s needs a terminal, and stdin or stdout is none: run it on a terminal, in the background with -d (then stockade attach -s ID), or without its interface: stockade %s -- %s",
+		name, name, h.Example)}
 }
 
 // agentJob fills in what the profile adds to the job: mounts, PATH, routes
@@ -104,8 +128,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		}
 	}
 	if len(routes) == 0 {
-		return fmt.Errorf("no API key for %s: set one of the keys of %s in the environment, in ~/.config/stockade/stockaderc, in the project's .stockaderc or in --env-file",
-			p.Name, strings.Join(p.Routes, "/"))
+		return noKey(p, j.Policy.Workdir)
 	}
 	if j.Policy.Network != "proxy" {
 		return fmt.Errorf("%s needs network mode proxy (the auth proxy); --network none leaves it no way to its provider", p.Name)
@@ -191,6 +214,34 @@ func (c *agentCmd) keys(workdir string) (map[string]string, error) {
 		layers = append(layers, m)
 	}
 	return rcfile.Merge(layers...), nil
+}
+
+// noKey names every variable the agent's routes read a key from and every
+// file stockade reads them from, so that the fix is one line away.
+func noKey(p agent.Profile, workdir string) error {
+	var vars []string
+	for _, name := range p.Routes {
+		if pr, ok := authproxy.LookupProvider(name); ok {
+			vars = append(vars, pr.KeyEnv...)
+			if pr.OAuthEnv != "" {
+				vars = append(vars, pr.OAuthEnv)
+			}
+		}
+	}
+	global := "~/.config/stockade/stockaderc"
+	if g, err := rcfile.GlobalPath(); err == nil {
+		global = g
+	}
+	return fmt.Errorf("no API key for %s: set %s in the environment, in %s or %s (KEY=VALUE lines), or pass --env-file FILE",
+		p.Name, orList(vars), global, filepath.Join(workdir, ".stockaderc"))
+}
+
+// orList joins names as "A, B or C".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func setEnv(env []string, k, v string) []string {

@@ -16,27 +16,30 @@ import (
 	_ "github.com/stockade-dev/stockade/internal/session" // registers the supervisor entry point
 )
 
+const description = "Run AI coding agents (or any command) in a kernel-enforced Linux sandbox."
+
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "dev"
 
 type root struct {
-	Run      runCmd      `cmd:"" help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
-	Claude   claudeCmd   `cmd:"" help:"Run Claude Code in a session, keys kept outside the sandbox."`
-	Codex    codexCmd    `cmd:"" help:"Run OpenAI Codex CLI in a session."`
-	Opencode opencodeCmd `cmd:"" help:"Run OpenCode in a session."`
-	Gemini   geminiCmd   `cmd:"" help:"Run Gemini CLI in a session."`
-	List     listCmd     `cmd:"" help:"List sessions."`
-	Attach   attachCmd   `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
-	Stop     stopCmd     `cmd:"" help:"Stop a session."`
-	Delete   deleteCmd   `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
-	Logs     logsCmd     `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
-	Network  networkCmd  `cmd:"" help:"Change or list a running session's egress rules."`
-	Prune    pruneCmd    `cmd:"" help:"Remove stopped sessions and their audit logs."`
-	Doctor   doctorCmd   `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
-	Policy   policyCmd   `cmd:"" help:"Inspect the effective policy."`
-	Version  versionCmd  `cmd:"" help:"Print the version."`
-	Seal     sealCmd     `cmd:"" help:"Confine this process (Landlock, seccomp, no capabilities) and execute a command."`
-	Hook     hookCmd     `cmd:"" hidden:"" help:"OCI hooks of the container engine (run by the engine, not by hand)."`
+	Run        runCmd        `cmd:"" set:"command_help=The command to run and its arguments, after --." help:"Run a command in the sandbox: attached on a terminal, in the foreground otherwise, or detached with -d."`
+	Claude     claudeCmd     `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Claude Code in a session, keys kept outside the sandbox."`
+	Codex      codexCmd      `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenAI Codex CLI in a session."`
+	Opencode   opencodeCmd   `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run OpenCode in a session."`
+	Gemini     geminiCmd     `cmd:"" set:"command_help=Arguments for the agent, after -- (e.g. -- --help)." help:"Run Gemini CLI in a session."`
+	List       listCmd       `cmd:"" help:"List sessions."`
+	Attach     attachCmd     `cmd:"" help:"Attach to a running session (ctrl-] detaches)."`
+	Stop       stopCmd       `cmd:"" help:"Stop a session."`
+	Delete     deleteCmd     `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
+	Logs       logsCmd       `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
+	Network    networkCmd    `cmd:"" help:"Change or list a running session's egress rules."`
+	Prune      pruneCmd      `cmd:"" help:"Remove stopped sessions and their audit logs."`
+	Doctor     doctorCmd     `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
+	Policy     policyCmd     `cmd:"" help:"Inspect the effective policy."`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script for bash, zsh or fish."`
+	Version    versionCmd    `cmd:"" help:"Print the version."`
+	Seal       sealCmd       `cmd:"" help:"Confine this process (Landlock, seccomp, no capabilities) and execute a command."`
+	Hook       hookCmd       `cmd:"" hidden:"" help:"OCI hooks of the container engine (run by the engine, not by hand)."`
 }
 
 // grammar returns the command-line model to parse args with: only the named
@@ -73,6 +76,13 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// usageError is a command line that asks for nothing runnable (no
+// command, a flag value that does not parse); it exits 2, as kong's own
+// parse errors do.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
 // setupError is a failure of run before the command started; it exits with
 // sandbox.ExitSetup so scripts can tell it from the command's own failure.
 type setupError struct{ error }
@@ -86,12 +96,19 @@ func Run(args []string) int {
 			return entry()
 		}
 	}
+	if words, ok := completeRequest(args); ok {
+		return complete(words)
+	}
 	if c, ok := fastRun(args); ok {
 		return exitCode(c.Run())
 	}
+	if len(args) < 2 {
+		// Bare stockade: the overview a newcomer needs, not one line.
+		return usage()
+	}
 	parser, err := kong.New(grammar(args),
 		kong.Name("stockade"),
-		kong.Description("Run AI coding agents (or any command) in a kernel-enforced Linux sandbox."),
+		kong.Description(description),
 		kong.UsageOnError(),
 		kong.Exit(func(code int) { panic(exitError{code}) }),
 	)
@@ -114,7 +131,7 @@ func run(parser *kong.Kong, args []string) (code int) {
 	}()
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		fmt.Fprintf(os.Stderr, "stockade: %v%s\n", err, helpHint(err))
 		return 2
 	}
 	return exitCode(ctx.Run())
@@ -131,11 +148,47 @@ func exitCode(err error) int {
 		return ee.code
 	}
 	fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
 	var se setupError
 	if errors.As(err, &se) {
 		return sandbox.ExitSetup
 	}
 	return 1
+}
+
+// usage prints the whole command overview to stderr and exits 2: a bare
+// stockade is a command line that names nothing to do.
+func usage() int {
+	parser, err := kong.New(&root{}, kong.Name("stockade"), kong.Description(description),
+		kong.Writers(os.Stderr, os.Stderr))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		return 2
+	}
+	ctx, err := kong.Trace(parser, nil)
+	if err == nil {
+		err = ctx.PrintUsage(false)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+	}
+	return 2
+}
+
+// helpHint points a parse error at the help of the command it is about.
+func helpHint(err error) string {
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil {
+		return "; see stockade --help"
+	}
+	path := "stockade"
+	if n := pe.Context.Selected(); n != nil {
+		path = n.FullPath()
+	}
+	return "; see " + path + " --help"
 }
 
 type versionCmd struct{}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,7 +18,7 @@ type doctorCmd struct {
 }
 
 func (c *doctorCmd) Help() string {
-	return "Checks each kernel feature the sandbox needs, then starts a real sandbox running /bin/true.\nExits 1 when stockade cannot run here; every failure comes with its fix."
+	return "Checks each kernel feature the sandbox needs, then starts a real sandbox running /bin/true.\nExits 1 when stockade cannot run here or its configuration (a config file,\na STOCKADE_* variable) is broken; every failure comes with its fix."
 }
 
 // check is one line of the doctor's report.
@@ -29,6 +30,7 @@ type check struct {
 func (c *doctorCmd) Run() error {
 	var checks []check
 	add := func(ch check) { checks = append(checks, ch) }
+	var config error // the configuration's own failure, if any
 
 	var u unix.Utsname
 	unix.Uname(&u)
@@ -46,9 +48,15 @@ func (c *doctorCmd) Run() error {
 		add(check{name: "seccomp", ok: true, detail: "filter mode available"})
 	}
 	r, home, err := c.resolve()
+	if ue := (usageError{}); errors.As(err, &ue) {
+		return err // the flags given to doctor itself
+	}
 	var e *enforcement
 	if err != nil {
-		add(check{name: "policy", detail: err.Error(), fix: "correct the setting named above"})
+		// A config file or STOCKADE_* variable that does not load: the
+		// machine may be fine, the configuration is not.
+		config = err
+		add(check{name: "configuration", detail: err.Error(), fix: "correct the file or variable named above, or move the file aside"})
 	} else {
 		rep := cgroup.Probe(limitsOf(r))
 		en := enforcementOf(r, home, rep)
@@ -80,8 +88,16 @@ func (c *doctorCmd) Run() error {
 		fmt.Println()
 		e.print(os.Stdout)
 	}
+	if config != nil {
+		failed--
+	}
 	if failed > 0 {
 		fmt.Printf("\nstockade cannot run on this machine: %d check(s) failed.\n", failed)
+	}
+	if config != nil {
+		fmt.Printf("\nstockade's configuration is broken: %v\n", config)
+	}
+	if failed > 0 || config != nil {
 		return exitError{1}
 	}
 	fmt.Println("\nstockade can run on this machine.")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,15 +12,15 @@ import (
 // policyFlags are the flags that feed the policy, shared by run and policy show.
 type policyFlags struct {
 	Workdir    *string  `help:"Project directory, mounted read-write (default: the current directory)." placeholder:"DIR"`
-	RO         []string `name:"ro" help:"Bind PATH read-only (and executable) at the same path; repeatable." placeholder:"PATH"`
-	RW         []string `name:"rw" help:"Bind PATH read-write at the same path; repeatable. Loosens the sandbox when outside the workdir." placeholder:"PATH"`
-	Protect    []string `help:"Keep PATH read-only even inside the workdir (relative to the workdir); repeatable." placeholder:"PATH"`
-	Mask       []string `help:"Make PATH read empty inside (relative to the workdir; a * in the last element is a glob); repeatable." placeholder:"PATH"`
-	Unmask     []string `help:"Remove PATH from the masked paths; loosens the sandbox; repeatable." placeholder:"PATH"`
+	RO         []string `sep:"none" name:"ro" help:"Bind PATH read-only (and executable) at the same path; repeatable." placeholder:"PATH"`
+	RW         []string `sep:"none" name:"rw" help:"Bind PATH read-write at the same path; repeatable. Loosens the sandbox when outside the workdir." placeholder:"PATH"`
+	Protect    []string `sep:"none" help:"Keep PATH read-only even inside the workdir (relative to the workdir); repeatable." placeholder:"PATH"`
+	Mask       []string `sep:"none" help:"Make PATH read empty inside (relative to the workdir; a * in the last element is a glob); repeatable." placeholder:"PATH"`
+	Unmask     []string `sep:"none" help:"Remove PATH from the masked paths; loosens the sandbox; repeatable." placeholder:"PATH"`
 	AllowHooks *bool    `name:"allow-hooks" help:"Leave git hooks and hook managers' configs (.husky, lefthook, ...) writable; loosens the sandbox."`
 	SharedHome *bool    `name:"shared-home" help:"One sandbox HOME per command for every project, instead of one per project; loosens the sandbox."`
-	Env        []string `help:"Pass host variable NAME, or set NAME=VALUE, inside; the only way a credential-shaped name gets in; repeatable." placeholder:"NAME[=VALUE]"`
-	Memory     *string  `help:"Memory limit, bytes or with k/m/g/t (e.g. 4g; default 8g); the tmpfs mounts get half of it. Refuses to start where it cannot be enforced." placeholder:"SIZE"`
+	Env        []string `sep:"none" help:"Pass host variable NAME, or set NAME=VALUE, inside; the only way a credential-shaped name gets in; repeatable." placeholder:"NAME[=VALUE]"`
+	Memory     *string  `help:"Memory limit with a unit k, m, g or t (e.g. 4g; default 8g); the tmpfs mounts get half of it. Refuses to start where it cannot be enforced." placeholder:"SIZE"`
 	CPUs       *string  `name:"cpus" help:"CPU limit in cores (e.g. 1.5; default none). Refuses to start where it cannot be enforced." placeholder:"N"`
 	Pids       *string  `help:"Maximum number of processes and threads (default 4096)." placeholder:"N"`
 	LogLevel   *string  `name:"log-level" help:"debug, info, warn (default) or error." placeholder:"LEVEL"`
@@ -52,6 +53,9 @@ func (f policyFlags) resolve() (policy.Resolved, string, error) {
 			AgentBlock: f.AgentBlock, Resolver: f.Resolver, Terminal: f.Terminal,
 		},
 	})
+	if fe := (policy.FlagError{}); errors.As(err, &fe) {
+		return policy.Resolved{}, "", usageError{err}
+	}
 	if err != nil {
 		return policy.Resolved{}, "", err
 	}

@@ -29,7 +29,7 @@ type runCmd struct {
 	policyFlags
 	Detach   bool     `short:"d" help:"Start a session in the background and print its ID."`
 	Tripwire bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
-	Command  []string `arg:"" optional:"" passthrough:"partial" help:"The command to run, after --." placeholder:"-- CMD [ARGS...]"`
+	Command  []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
 
 	// Set by the agent commands (agent.go), not by flags.
 	homeName string                                                   // the sandbox HOME's name (sandboxhome.Rel)
@@ -42,16 +42,32 @@ type runCmd struct {
 }
 
 func (c *runCmd) Help() string {
-	return `Runs CMD in the sandbox in the foreground and exits with its status (128+N
-when it was killed by signal N; 125 when the sandbox could not be set up,
-126 when CMD could not be executed, 127 when it was not found).
+	return `Runs CMD in the sandbox, one of three ways:
+
+  on a terminal   a session, attached to this terminal: ctrl-] detaches
+                  and the session keeps running ('stockade attach -s ID'
+                  comes back); stockade exits with CMD's status when it ends
+  with -d         a session in the background: prints its ID and exits 0;
+                  'stockade list', 'attach', 'logs -s ID' and 'stop' follow it
+  otherwise       (a script, a pipe) in the foreground: stdin, stdout and
+                  stderr pass through, signals are forwarded
+
+stockade exits with CMD's status (128+N when it was killed by signal N),
+2 for a usage error, 125 when the sandbox could not be set up, 126 when CMD
+could not be executed, 127 when it was not found.
 
 Inside: the workdir read-write, a persistent sandbox HOME of the project's
-own (--shared-home: one for every project), a fresh /tmp,
-the system directories read-only, no network but loopback, no capabilities.
+own (--shared-home: one for every project), a fresh /tmp, the system
+directories read-only, no capabilities. The network (--network proxy, the
+default) is loopback plus stockade's HTTP proxy (127.0.0.1:3128), SOCKS5
+proxy (127.0.0.1:1080) and DNS stub, which let out only what --agent-allow
+names (--agent-policy deny, the default); --network none leaves loopback
+only.
 
-Example:
-  stockade run --memory 4g -- make test`
+Examples:
+  stockade run --memory 4g -- make test
+  stockade run --agent-allow example.com -- curl -sI https://example.com
+  stockade run -d -- sh -c 'make all > build.log'`
 }
 
 func (c *runCmd) Run() error {
@@ -166,7 +182,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		argv = argv[1:]
 	}
 	if len(argv) == 0 {
-		return job.Job{}, policy.Resolved{}, "", errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")
+		return job.Job{}, policy.Resolved{}, "", usageError{errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")}
 	}
 	r, home, err := c.resolve()
 	if err != nil {

@@ -96,6 +96,10 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners)) (in
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
+	// First in, last out: held before the sandbox makes a mount point in
+	// the HOME, the tidy-up runs once it is gone.
+	tidyHome := holdHome(j)
+	defer tidyHome()
 	st := h.Stages
 	sandbox.Warm()
 	// No garbage collection while the sandbox is built (a few MiB are

@@ -130,7 +130,7 @@ func listExample(key string) string {
 func scalarExample(key string) string {
 	switch key {
 	case "memory":
-		return `a number of bytes or a string such as "2g"`
+		return `a string with a unit such as "2g"`
 	case "cpus":
 		return `a number such as 2 or "1.5"`
 	case "pids":

@@ -99,7 +99,7 @@ func TestEnvAndFlagErrors(t *testing.T) {
 		want  string
 	}{
 		{name: "env memory", env: []string{"STOCKADE_MEMORY=lots"},
-			want: `env STOCKADE_MEMORY: "lots" is not a size; write bytes or a number with k, m, g or t (e.g. "2g")`},
+			want: `env STOCKADE_MEMORY: "lots" is not a size; write a number with k, m, g or t (e.g. "2g")`},
 		{name: "env memory zero", env: []string{"STOCKADE_MEMORY=0"},
 			want: `env STOCKADE_MEMORY: "0" must be greater than 0; unset STOCKADE_MEMORY for no limit`},
 		{name: "env cpus", env: []string{"STOCKADE_CPUS=-1"},
@@ -119,7 +119,9 @@ func TestEnvAndFlagErrors(t *testing.T) {
 		{name: "env env", env: []string{"STOCKADE_ENV=OK,BAD-NAME=secret"},
 			want: `env STOCKADE_ENV: "BAD-NAME" is not a valid variable name`},
 		{name: "flag memory", flags: Flags{Memory: ptr("lots")},
-			want: `flag --memory: "lots" is not a size; write bytes or a number with k, m, g or t (e.g. "2g")`},
+			want: `flag --memory: "lots" is not a size; write a number with k, m, g or t (e.g. "2g")`},
+		{name: "flag memory without a unit", flags: Flags{Memory: ptr("4")},
+			want: `flag --memory: "4" is a size without a unit; write it with k, m, g or t (e.g. "4g")`},
 		{name: "flag memory zero", flags: Flags{Memory: ptr("0")},
 			want: `flag --memory: "0" must be greater than 0; drop --memory for no limit`},
 		{name: "flag cpus", flags: Flags{CPUs: ptr("two")},

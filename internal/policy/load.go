@@ -60,7 +60,7 @@ func Load(o Options) (Resolved, error) {
 	}
 	flags, err := FromFlags(o.Flags, o.Cwd)
 	if err != nil {
-		return Resolved{}, err
+		return Resolved{}, FlagError{err}
 	}
 	layers = append(layers, env, flags)
 
@@ -76,3 +76,10 @@ func Load(o Options) (Resolved, error) {
 	}
 	return Resolve(o.Cwd, append(layers, project)...)
 }
+
+// FlagError is a flag value that does not parse: the command line's
+// mistake, which the CLI reports as a usage error rather than a failed
+// setup.
+type FlagError struct{ error }
+
+func (e FlagError) Unwrap() error { return e.error }

@@ -19,7 +19,7 @@ import (
 // The parsers below return an error that completes a sentence starting with
 // the offending value (`"lots" is not a size; …`); ref.errorf adds the source.
 
-var errNotSize = errors.New(`is not a size; write bytes or a number with k, m, g or t (e.g. "2g")`)
+var errNotSize = errors.New(`is not a size; write a number with k, m, g or t (e.g. "2g")`)
 
 // sizeUnits are binary multipliers: "2g" is 2 GiB, as for docker and systemd.
 var sizeUnits = []struct {
@@ -27,9 +27,10 @@ var sizeUnits = []struct {
 	shift  uint
 }{{"k", 10}, {"m", 20}, {"g", 30}, {"t", 40}}
 
-// ParseSize parses a memory size: a whole number of bytes ("1048576") or a
-// number with a binary suffix k, m, g or t, optionally followed by "b" or
-// "ib", in any case ("512m", "1.5G", "2GiB").
+// ParseSize parses a memory size: a number with a binary suffix k, m, g or
+// t, optionally followed by "b" or "ib", in any case ("512m", "1.5G",
+// "2GiB"). A bare number other than 0 is refused: `"memory": 4` meant 4 GiB
+// far more often than the 4 bytes it would be.
 func ParseSize(s string) (int64, error) {
 	num := strings.ToLower(strings.TrimSpace(s))
 	num = strings.TrimSuffix(strings.TrimSuffix(num, "ib"), "b")
@@ -44,11 +45,10 @@ func ParseSize(s string) (int64, error) {
 		return 0, errNotSize
 	}
 	if shift == 0 {
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, errNotSize
+		if strings.Trim(num, "0.") == "" {
+			return 0, nil
 		}
-		return n, nil
+		return 0, fmt.Errorf(`is a size without a unit; write it with k, m, g or t (e.g. "%sg")`, num)
 	}
 	f, err := strconv.ParseFloat(num, 64)
 	f *= float64(uint64(1) << shift)

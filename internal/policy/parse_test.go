@@ -11,7 +11,10 @@ func TestParseSize(t *testing.T) {
 		want    int64
 		wantErr bool
 	}{
-		{"1048576", 1 << 20, false},
+		{"1048576", 0, true}, // a unit is required
+		{"4", 0, true},
+		{"4b", 0, true},
+		{"1024k", 1 << 20, false},
 		{"512m", 512 << 20, false},
 		{"512M", 512 << 20, false},
 		{"2g", 2 << 30, false},

@@ -17,6 +17,7 @@ import (
 // would for the next session; then it says it ran.
 const fakeAgentScript = `#!/bin/sh
 [ "$1" = --append-system-prompt ] && shift 2 # claude's guide
+case $1 in -p|exec|run) shift ;; esac # the word that runs it without a terminal (headless)
 rel=$2; d=$(dirname "$rel")
 case $1 in
 plant-parent) # .codex -> the user's real ~/.codex (a loop inside, the real one outside)
@@ -30,6 +31,13 @@ show-file)
 esac
 echo AGENT-RAN
 `
+
+// headless is `NAME -- WORD ARGS...` with the word that runs agent name
+// without a terminal (claude -p, codex exec, …), which fakeAgentScript drops.
+func headless(name string, args ...string) []string {
+	word, _, _ := strings.Cut(agent.HeadlessArgs[name].Example, " ")
+	return append([]string{name, "--", word}, args...)
+}
 
 // homeAgent installs the fake agent name and returns the variables that
 // put it on PATH and give every agent a key.
@@ -62,10 +70,10 @@ func TestAgentHomePlantedLinks(t *testing.T) {
 				vars := homeAgent(t, name)
 				const own = "the user's own instructions\n"
 				e.write(filepath.Join(e.home, p.GuideFile), own)
-				if r := e.run("", vars, name, "--", plant, p.GuideFile); r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+				if r := e.run("", vars, headless(name, plant, p.GuideFile)...); r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
 					t.Fatalf("planting run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 				}
-				r := e.run("", vars, name, "--", "run")
+				r := e.run("", vars, headless(name)...)
 				checkUserAgentFiles(t, e.home, p, own)
 				if r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
 					t.Fatalf("next run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -90,7 +98,7 @@ func TestAgentHomeHardLink(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			vars := homeAgent(t, name)
-			if r := e.run("", vars, name, "--", "run"); r.code != 0 {
+			if r := e.run("", vars, headless(name)...); r.code != 0 {
 				t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			home := agentHome(t, e, name)
@@ -106,7 +114,7 @@ func TestAgentHomeHardLink(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := e.run("", vars, name, "--", "run")
+			r := e.run("", vars, headless(name)...)
 			for i, rel := range links {
 				if b, _ := os.ReadFile(filepath.Join(e.home, "mine", fmt.Sprint(i))); string(b) != own {
 					t.Errorf("the user's file hard-linked at %s was written: %q", rel, b)
@@ -166,7 +174,7 @@ func TestAgentHomePerProject(t *testing.T) {
 			}
 			run := func(extra []string, args ...string) string {
 				t.Helper()
-				r := e.run("", vars, append(append([]string{name}, extra...), append([]string{"--"}, args...)...)...)
+				r := e.run("", vars, append(append([]string{name}, extra...), headless(name, args...)[1:]...)...)
 				if r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
 					t.Fatalf("stockade %s %q: exit %d\n%s%s", name, args, r.code, r.stdout, r.stderr)
 				}

@@ -21,12 +21,13 @@ func TestBadInput(t *testing.T) {
 		want     []string // substrings of the single error line
 	}{
 		{"unknown flag", nil, nil, []string{"run", "--memroy", "1g", "--", "true"}, 2, []string{"--memroy"}},
-		{"no command", nil, nil, []string{"run"}, 125, []string{"no command given"}},
-		{"bad memory", nil, nil, []string{"run", "--memory", "lots", "--", "true"}, 125, []string{"--memory", `"lots"`, "2g"}},
-		{"zero pids", nil, nil, []string{"run", "--pids", "0", "--", "true"}, 125, []string{"--pids", "greater than 0"}},
-		{"negative cpus", nil, nil, []string{"run", "--cpus=-1", "--", "true"}, 125, []string{"--cpus"}},
-		{"bad log level", nil, nil, []string{"run", "--log-level", "loud", "--", "true"}, 125, []string{"--log-level", "loud"}},
-		{"missing ro path", nil, nil, []string{"run", "--ro", "/nonexistent/stockade-xyz", "--", "true"}, 125, []string{"/nonexistent/stockade-xyz"}},
+		{"no command", nil, nil, []string{"run"}, 2, []string{"no command given"}},
+		{"only the separator", nil, nil, []string{"run", "--"}, 2, []string{"no command given"}},
+		{"bad memory", nil, nil, []string{"run", "--memory", "lots", "--", "true"}, 2, []string{"--memory", `"lots"`, "2g"}},
+		{"zero pids", nil, nil, []string{"run", "--pids", "0", "--", "true"}, 2, []string{"--pids", "greater than 0"}},
+		{"negative cpus", nil, nil, []string{"run", "--cpus=-1", "--", "true"}, 2, []string{"--cpus"}},
+		{"bad log level", nil, nil, []string{"run", "--log-level", "loud", "--", "true"}, 2, []string{"--log-level", "loud"}},
+		{"missing ro path", nil, nil, []string{"run", "--ro", "/nonexistent/stockade-xyz", "--", "true"}, 2, []string{"/nonexistent/stockade-xyz"}},
 		{"workdir is home", nil, []string{"STOCKADE_WORKDIR=HOME"}, []string{"run", "--", "true"}, 125, []string{"workdir"}},
 		{"unknown key in project file", map[string]string{".stockade.json": `{"memroy": "1g"}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"memroy"`, `"memory"`}},
 		{"bad json in user file", map[string]string{"~/.config/stockade/config.json": "{\n  \"memory\": \n}"}, nil, []string{"run", "--", "true"}, 125, []string{"config.json:3:1", "fix the syntax"}},
@@ -34,6 +35,9 @@ func TestBadInput(t *testing.T) {
 		{"project file may not loosen", map[string]string{".stockade.json": `{"allow_hooks": true}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "allow_hooks", "only tighten"}},
 		{"project rw outside", map[string]string{".stockade.json": `{"rw": ["~/.bashrc"]}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", "rw"}},
 		{"bad env var", nil, []string{"STOCKADE_MEMORY=huge"}, []string{"run", "--", "true"}, 125, []string{"STOCKADE_MEMORY", "huge"}},
+		// A size without a unit is refused, not taken as bytes (issue 14).
+		{"memory without a unit in a file", map[string]string{"~/.config/stockade/config.json": `{"memory": 4}`}, nil, []string{"run", "--", "true"}, 125, []string{"config.json", `"memory": 4 is a size without a unit`, `"4g"`}},
+		{"memory without a unit in a flag", nil, nil, []string{"run", "--memory", "4", "--", "true"}, 2, []string{`flag --memory: "4" is a size without a unit`, `"4g"`}},
 		// The project file is the repository's: no host variable passed in,
 		// only inert ones set, no limit raised (issue 9 §6).
 		{"project passes a host variable", map[string]string{".stockade.json": `{"env": ["REDIS_URL"]}`}, []string{"REDIS_URL=redis://:pw@db"}, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"env": "REDIS_URL"`, "NAME=VALUE"}},
@@ -42,7 +46,7 @@ func TestBadInput(t *testing.T) {
 		{"project raises pids", map[string]string{".stockade.json": `{"pids": 90000}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"pids": 90000`, "above 4096, the default"}},
 		{"project raises memory", map[string]string{".stockade.json": `{"memory": "64g"}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"memory": 64.0 GiB`, "above 8.0 GiB"}},
 		{"project raises the user's cpus", map[string]string{".stockade.json": `{"cpus": 4}`, "~/.config/stockade/config.json": `{"cpus": 2}`}, nil, []string{"run", "--", "true"}, 125, []string{".stockade.json", `"cpus": 4`, "above 2, set by /", ".config/stockade/config.json)"}},
-		{"policy show reports too", nil, nil, []string{"policy", "show", "--memory", "lots"}, 1, []string{"--memory", `"lots"`}},
+		{"policy show reports too", nil, nil, []string{"policy", "show", "--memory", "lots"}, 2, []string{"--memory", `"lots"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +68,7 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("exit status %d, want %d\nstderr: %s", r.code, tt.wantCode, r.stderr)
 			}
 			lines := stderrLines(r.stderr)
-			if tt.wantCode != 2 && len(lines) != 1 {
+			if len(lines) != 1 {
 				t.Errorf("want one error line, got %d:\n%s", len(lines), r.stderr)
 			}
 			for _, w := range tt.want {
@@ -72,7 +76,7 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 				}
 			}
-			if r.stdout != "" && tt.wantCode != 2 {
+			if r.stdout != "" {
 				t.Errorf("stdout not empty: %q", r.stdout)
 			}
 			if after := snapshot(t, e.home); after != before {
@@ -174,7 +178,8 @@ func TestAgentBadInput(t *testing.T) {
 		{"not installed", "", nil, []string{"claude", "--", "-p", "hi"}, false, []string{"claude is not installed", "npm install -g @anthropic-ai/claude-code"}},
 		{"malformed rc file", "# keys\nANTHROPIC_API_KEY sk-ant-x\n", nil, []string{"claude", "--", "-p", "hi"}, true, []string{".stockaderc:2"}},
 		{"bad upstream", "", []string{"ANTHROPIC_API_KEY=sk-ant-0123456789"}, []string{"claude", "--upstream", "nowhere=https://x.example", "--", "-p", "hi"}, true, []string{"upstream nowhere=https://x.example"}},
-		{"no key", "", nil, []string{"claude", "--", "-p", "hi"}, true, []string{"no API key for claude"}},
+		{"no key", "", nil, []string{"claude", "--", "-p", "hi"}, true, []string{"no API key for claude: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN in the environment", ".config/stockade/stockaderc or ", "proj/.stockaderc (KEY=VALUE lines)", "--env-file"}},
+		{"no key for codex", "", nil, []string{"codex", "--", "exec", "hi"}, true, []string{"no API key for codex: set OPENAI_API_KEY in the environment"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,7 +188,7 @@ func TestAgentBadInput(t *testing.T) {
 			if tt.fake {
 				bin := filepath.Join(e.home, "bin")
 				os.MkdirAll(bin, 0o755)
-				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho should not run\n"), 0o755)
+				os.WriteFile(filepath.Join(bin, tt.args[0]), []byte("#!/bin/sh\necho should not run\n"), 0o755)
 				env = append(env, "PATH="+bin+":/usr/bin:/bin")
 			}
 			if tt.rc != "" {
@@ -251,6 +256,12 @@ func TestBadRules(t *testing.T) {
 					e.write(p, string(data))
 				}
 				prefix := strings.NewReplacer("~", e.home, "WORKDIR", e.workdir).Replace(src.prefix)
+				// A flag's bad value is a usage error (2); a bad file or
+				// variable is not the command line's fault.
+				showCode, runCode := 1, 125
+				if src.flag != "" {
+					showCode, runCode = 2, 2
+				}
 				before := snapshot(t, e.home)
 				show := e.run("", env, append([]string{"policy", "show"}, flags...)...)
 				run := e.run("", env, append(append([]string{"run"}, flags...), "--", "echo", "ran")...)
@@ -258,7 +269,7 @@ func TestBadRules(t *testing.T) {
 					cmd  string
 					res  result
 					code int
-				}{{"policy show", show, 1}, {"run", run, 125}} {
+				}{{"policy show", show, showCode}, {"run", run, runCode}} {
 					l := stderrLines(r.res.stderr)
 					if r.res.code != r.code || r.res.stdout != "" || len(l) != 1 {
 						t.Fatalf("%s: exit %d, stdout %q; want %d and one line\n%s", r.cmd, r.res.code, r.res.stdout, r.code, r.res.stderr)

@@ -141,6 +141,24 @@ func TestDoctorAndVersion(t *testing.T) {
 	}
 }
 
+// TestDoctorBrokenConfig: doctor with a config file that does not parse
+// says that the configuration is broken, where and why, and exits 1; it
+// does not blame the machine (issue 14).
+func TestDoctorBrokenConfig(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	path := e.write(filepath.Join(e.home, ".config/stockade/config.json"), "{\n  \"memory\": \n}")
+	r := e.run("", nil, "doctor")
+	for _, w := range []string{"stockade's configuration is broken: " + path + ":3:1: invalid JSON", "fix the syntax"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("doctor lacks %q:\n%s%s", w, r.stdout, r.stderr)
+		}
+	}
+	if r.code != 1 || strings.Contains(r.stdout, "cannot run on this machine") {
+		t.Errorf("doctor: exit %d; want 1 and the machine not blamed:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // start runs stockade in the background and waits for the command to print
 // its first line.
 func start(t *testing.T, e *env, args ...string) (*exec.Cmd, *bufio.Reader) {

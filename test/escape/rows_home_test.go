@@ -33,6 +33,41 @@ var homeRows = []row{
 	{name: "home_shared_flag_shares", flags: []string{"--shared-home"}, beforeFlags: inOther,
 		before: sh("echo PLANTED >$HOME/.stockade-escape-shared"),
 		args:   probe("read", "{home}/.stockade-escape-shared"), want: "OK"},
+	// A workdir below the home needs a mount point in the sandbox HOME,
+	// removed at the end (issue 14) through descriptors that follow no
+	// symlink: the command moved the mount point's parent aside and left a
+	// link to a directory of the user's in its place, whose empty proj the
+	// removal must not reach.
+	{name: "home_mountpoint_tidy_link", setup: homeVictim, flags: []string{"--workdir", "{home}/w/proj"},
+		args: sh("mv $HOME/w $HOME/w.moved && ln -s {home}/victim $HOME/w && echo PLANTED"), want: "PLANTED", check: victimKept},
+}
+
+// homeVictim makes the workdir below the home and the user's directory
+// that home_mountpoint_tidy_link points its link at.
+func homeVictim(fx *fixture) error {
+	for _, d := range []string{"w/proj", "victim/proj"} {
+		if err := os.MkdirAll(filepath.Join(fx.home, d), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// victimKept checks that the link was planted and the user's directory
+// behind it is still there.
+func victimKept(fx *fixture) error {
+	links, _ := filepath.Glob(filepath.Join(fx.data, "stockade", "project-home", "run", "proj-*", "w"))
+	if len(links) != 1 {
+		return fmt.Errorf("the row planted no link in the sandbox HOME: %q", links)
+	}
+	if fi, err := os.Lstat(links[0]); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("the row planted no link at %s: %v", links[0], err)
+	}
+	if _, err := os.Stat(filepath.Join(fx.home, "victim", "proj")); err != nil {
+		return fmt.Errorf("the tidy-up of the sandbox HOME followed the planted link and removed the user's %s: %v",
+			filepath.Join(fx.home, "victim", "proj"), err)
+	}
+	return nil
 }
 
 // inOther runs the first run of a row in another project.

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stockade-dev/stockade/internal/agent"
+)
+
+// TestUsage: a bare stockade prints the command overview, and a command
+// line that names nothing to run exits 2 with one line naming the mistake
+// and the help to read, in every subcommand (issue 14); nothing is set up.
+func TestUsage(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", nil)
+	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "Commands:") ||
+		!strings.Contains(r.stderr, "attach --session=ID") || !strings.Contains(r.stderr, `"stockade <command> --help"`) {
+		t.Errorf("bare stockade: exit %d, stdout %q; want 2 and the usage on stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"bogus"}, []string{"bogus", "see stockade --help"}},
+		{[]string{"run"}, []string{"no command given", "stockade run [flags] -- CMD"}},
+		{[]string{"run", "--"}, []string{"no command given"}},
+		{[]string{"run", "--memory", "4", "--", "true"}, []string{`--memory: "4" is a size without a unit`, `"4g"`}},
+		{[]string{"run", "--bogus", "--", "true"}, []string{"--bogus", "see stockade run --help"}},
+		{[]string{"claude", "--bogus"}, []string{"--bogus", "see stockade claude --help"}},
+		{[]string{"list", "extra"}, []string{"extra", "see stockade list --help"}},
+		{[]string{"attach"}, []string{"--session", "see stockade attach --help"}},
+		{[]string{"stop"}, []string{"--session", "see stockade stop --help"}},
+		{[]string{"stop", "-s", "abc", "--timeout", "zz"}, []string{`"zz"`, "see stockade stop --help"}},
+		{[]string{"delete"}, []string{"--session", "see stockade delete --help"}},
+		{[]string{"logs"}, []string{"--session", "see stockade logs --help"}},
+		{[]string{"network"}, []string{"see stockade network --help"}},
+		{[]string{"network", "list"}, []string{"--session", "see stockade network list --help"}},
+		{[]string{"network", "agent", "allow", "-s", "abc"}, []string{"<target>", "see stockade network agent allow --help"}},
+		{[]string{"prune", "extra"}, []string{"extra", "see stockade prune --help"}},
+		{[]string{"doctor", "--memory", "4"}, []string{`--memory: "4"`}},
+		{[]string{"policy"}, []string{"see stockade policy --help"}},
+		{[]string{"policy", "show", "--network", "wide"}, []string{"--network", `"wide"`}},
+		{[]string{"version", "extra"}, []string{"extra", "see stockade version --help"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			before := snapshot(t, e.home)
+			r := e.run("", nil, tt.args...)
+			if r.code != 2 || r.stdout != "" || len(stderrLines(r.stderr)) != 1 {
+				t.Errorf("exit %d, stdout %q; want 2 and one line on stderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if after := snapshot(t, e.home); after != before {
+				t.Errorf("a usage error left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// TestAgentNoTerminal: an agent's full-screen interface started without a
+// terminal, without -d and without the agent's own non-interactive
+// arguments is refused at once, exit 2, with the three ways out, before
+// anything is set up; with those arguments it goes on (issue 14).
+func TestAgentNoTerminal(t *testing.T) {
+	for _, name := range agent.Names() {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			vars := homeAgent(t, name)
+			before := snapshot(t, e.home)
+			// stdin and stdout are pipes. Gemini takes a piped stdin as its
+			// prompt and answers without its interface: not refused.
+			h := agent.HeadlessArgs[name]
+			if h.StdinPrompt {
+				// Without keys: past the terminal check, to the missing key.
+				r := e.run("", []string{vars[0]}, name)
+				if r.code == 2 || !strings.Contains(r.stderr, "no API key for "+name) {
+					t.Errorf("%s with its prompt on stdin: exit %d; want it past the terminal check:\n%s", name, r.code, r.stderr)
+				}
+				return
+			}
+			r := e.run("", vars, name)
+			want := []string{name + " needs a terminal", "with -d", "stockade attach -s ID", "stockade " + name + " -- " + h.Example}
+			if r.code != 2 || len(stderrLines(r.stderr)) != 1 || strings.Contains(r.stdout, "AGENT-RAN") {
+				t.Errorf("exit %d, stdout %q; want 2, one line and nothing run:\n%s", r.code, r.stdout, r.stderr)
+			}
+			for _, w := range want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if after := snapshot(t, e.home); after != before {
+				t.Errorf("the refusal left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			// With the agent's non-interactive word it gets past the check:
+			// without keys, to the missing-key error.
+			r = e.run("", []string{vars[0]}, headless(name, "hi")...)
+			if r.code == 2 || !strings.Contains(r.stderr, "no API key for "+name) {
+				t.Errorf("%s: exit %d; want it past the terminal check, to the missing key:\n%s", strings.Join(headless(name, "hi"), " "), r.code, r.stderr)
+			}
+		})
+	}
+}
