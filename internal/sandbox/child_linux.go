@@ -144,7 +144,13 @@ func (p *program) initMain() {
 		p.listen()
 	}
 	p.reach(stepMaps)
-	p.mapIDs()
+	if len(p.idFiles) == 0 {
+		// Spec.Engine: the supervisor writes them while init
+		// is still dumpable.
+		p.await(msgMapped, stepMaps)
+	} else {
+		p.mapIDs()
+	}
 	p.reach(stepCounters)
 	p.lowerCounters()
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {

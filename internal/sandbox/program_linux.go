@@ -242,6 +242,9 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		{"setgroups", "deny"},
 		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
 	}
+	if spec.Engine {
+		maps = nil
+	}
 	p.procSelf = a.cstr("/proc/self")
 	p.idFiles = takeSlice[idFile](a, len(maps))
 	for i, f := range maps {
@@ -250,7 +253,11 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	p.userDir = a.cstr(userCounterDir)
 	p.limits = takeSlice[idFile](a, len(host.counters))
 	for i, l := range host.counters {
-		p.limits[i] = idFile{path: a.cstr(strings.TrimPrefix(l.path, userCounterDir)), data: a.bytes(strconv.FormatInt(l.value, 10))}
+		v := l.value
+		if spec.Engine {
+			v = l.engine
+		}
+		p.limits[i] = idFile{path: a.cstr(strings.TrimPrefix(l.path, userCounterDir)), data: a.bytes(strconv.FormatInt(v, 10))}
 	}
 	copy(p.ifreq[:], "lo")
 

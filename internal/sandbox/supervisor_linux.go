@@ -160,6 +160,17 @@ var forwardSignals = sync.OnceFunc(func() {
 // setup is the supervisor's side of init's start: the id maps, the cgroup,
 // the descriptors init sends, then "placed".
 func (s *Sandbox) setup(pid int) error {
+	if s.spec.Engine {
+		if s.opt.MapIDs == nil {
+			return errors.New("starting sandbox init: the spec asks for id maps and no MapIDs writes them")
+		}
+		if err := s.opt.MapIDs(pid); err != nil {
+			return err
+		}
+		if _, err := s.sync.Write([]byte{msgMapped}); err != nil {
+			return fmt.Errorf("starting sandbox init: %w", err)
+		}
+	}
 	if s.opt.BeforeMounts != nil {
 		if err := s.opt.BeforeMounts(); err != nil {
 			return err
