@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -88,17 +89,48 @@ func launchEngine(ready *os.File) error {
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP,
+		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWNET,
 		UidMappings:                idMaps(l.UIDs),
 		GidMappings:                idMaps(l.GIDs),
 		GidMappingsEnableSetgroups: true,
+	}
+	// The launcher stays as the reaper of the engine's processes (conmon
+	// double-forks): orphans must not go to init, whose kill(-1) at the
+	// command's exit cannot reach them (Landlock scopes init's signals to
+	// its own domain), and whose wait for its last children would then
+	// never end. When init exits, the kernel kills the whole PID
+	// namespace, the launcher and the engine with it.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl", err)
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the engine's process: %w", err)
 	}
 	ln.Close()
-	_, err = io.WriteString(ready, "ready\n")
-	return err
+	if _, err := io.WriteString(ready, "ready\n"); err != nil {
+		return err
+	}
+	ready.Close()
+	// Reaping needs no capability: drop all, on every thread.
+	if err := dropCaps(); err != nil {
+		return err
+	}
+	for {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(-1, &ws, 0, nil); err == unix.ECHILD {
+			return nil
+		}
+	}
+}
+
+// dropCaps empties the launcher's capability sets on every thread.
+func dropCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return os.NewSyscallError("capset", e)
+	}
+	return nil
 }
 
 func idMaps(m []Mapping) []syscall.SysProcIDMap {

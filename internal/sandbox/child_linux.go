@@ -163,6 +163,14 @@ func (p *program) initMain() {
 		p.reach(stepTerminal)
 		p.openPTY()
 	}
+	if p.engine {
+		// The container engine joins the view from outside: it must
+		// not before the view is whole.
+		p.report[0] = msgBuilt
+		if _, e := sys(unix.SYS_WRITE, 3, ptr(&p.report[0]), 1, 0, 0, 0); e != 0 {
+			p.fail(stepPlaced, 0, e, ExitSetup)
+		}
+	}
 	p.reach(stepPlaced)
 	p.await(msgPlaced, stepPlaced)
 	// Now in the sandbox's cgroup: a cgroup namespace made now is rooted there.

@@ -51,6 +51,7 @@ type program struct {
 	readyAt int
 
 	tty    bool
+	engine bool // Spec.Engine: say msgBuilt once the view is built
 	ptmx   *byte
 	ptyMsg *message
 
@@ -305,6 +306,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	}
 
 	p.tty = x.TTY
+	p.engine = spec.Engine
 	p.ptmx = a.cstr("/dev/ptmx")
 	if p.tty {
 		p.ptyMsg = newMessage(a, msgPTY, 1)

@@ -52,6 +52,7 @@ const (
 	stagingBase    = "/tmp" // where init stages the new root (under a tmpfs)
 	msgMapped      = 'U'    // supervisor → init: your id maps are written (Spec.Engine)
 	msgReady       = 'M'    // supervisor → init: the placeholders exist, mount
+	msgBuilt       = 'V'    // init → supervisor: the view is built (Spec.Engine)
 	msgPlaced      = 'P'    // supervisor → init: you are in your cgroup
 	msgQuiet       = 'Q'    // init → supervisor: every process but init is gone; then the exit status (a byte)
 	msgStarted     = 'S'    // init → supervisor: the command is running

@@ -212,6 +212,11 @@ func (s *Sandbox) setup(pid int) error {
 			master.Close()
 		}
 	}
+	if s.spec.Engine {
+		if err := s.built(); err != nil {
+			return err
+		}
+	}
 	if s.opt.BeforeCommand != nil {
 		if err := s.opt.BeforeCommand(); err != nil {
 			return err
@@ -305,6 +310,20 @@ func (s *Sandbox) receive(typ byte, n int) ([]*os.File, error) {
 		return nil, errors.New("sandbox init exited before sending its descriptors")
 	}
 	return nil, s.decode(buf[:m])
+}
+
+// built waits for init to say that the view is built, or for the failure
+// it reported instead.
+func (s *Sandbox) built() error {
+	buf := make([]byte, 64)
+	m, err := s.sync.Read(buf)
+	if m == 1 && buf[0] == msgBuilt {
+		return nil
+	}
+	if m == 0 || err != nil {
+		return errors.New("sandbox init exited before building the view")
+	}
+	return s.decode(buf[:m])
 }
 
 // Kill stops the sandbox.
