@@ -46,10 +46,17 @@ import (
 // CONTAINER_HOST point at it (Env).
 const Socket = "/run/stockade/engine.sock"
 
+// ClientConf is the podman client's containers.conf inside the sandbox:
+// the libpod API takes a container's defaults from the client, and a
+// container with a cgroup of its own cannot start in the engine's
+// namespace. It is a default, not a wall: the engine's own configuration
+// is out of the command's reach.
+const ClientConf = "/run/stockade/containers.conf"
+
 // Env are the variables that point the docker and podman clients at the
 // engine.
 func Env() []string {
-	return []string{"DOCKER_HOST=unix://" + Socket, "CONTAINER_HOST=unix://" + Socket}
+	return []string{"DOCKER_HOST=unix://" + Socket, "CONTAINER_HOST=unix://" + Socket, "CONTAINERS_CONF=" + ClientConf}
 }
 
 // Range is a range of subordinate ids: Count ids from Start.

@@ -80,7 +80,7 @@ func launchEngine(ready *os.File) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the engine's mounts private: %w", err)
 	}
-	if err := buildRoot(); err != nil {
+	if err := buildRoot(l.UID, l.GID); err != nil {
 		return err
 	}
 	cmd := exec.Command("/proc/self/exe", serveArg)
@@ -93,6 +93,10 @@ func launchEngine(ready *os.File) error {
 		UidMappings:                idMaps(l.UIDs),
 		GidMappings:                idMaps(l.GIDs),
 		GidMappingsEnableSetgroups: true,
+		// The launcher's own id (the sandbox's 0) is not mapped in the
+		// engine's namespace unless the user is root: become its 0, so
+		// that the exec keeps the namespace's capabilities.
+		Credential: &syscall.Credential{Uid: 0, Gid: 0},
 	}
 	// The launcher stays as the reaper of the engine's processes (conmon
 	// double-forks): orphans must not go to init, whose kill(-1) at the
@@ -149,6 +153,9 @@ func listen(uid, gid int) (*os.File, error) {
 	dir := filepath.Dir(Socket)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("making the engine's socket: %w", err)
+	}
+	if err := os.WriteFile(ClientConf, []byte(clientConf()), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the client's configuration: %w", err)
 	}
 	os.Remove(Socket)
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: Socket, Net: "unix"})

@@ -18,26 +18,36 @@ const newRoot = "/run"
 // a mount namespace that inherits a masked /proc cannot mount another
 // (the kernel refuses to reveal what the locked masks hide), and every
 // container's /proc is such a mount. The containers get their own masks.
-var fresh = []struct{ path, fstype, data string }{
-	{"/proc", "proc", ""},
-	{"/run", "tmpfs", "mode=0755"},
-	{"/tmp", "tmpfs", "mode=01777"},
-	{"/sys", "tmpfs", "mode=0755"},
-	{confDir, "tmpfs", "mode=0755"},
+// The engine's root owns the writable ones (owner: tmpfs options uid= and
+// gid= with the user's ids, its root); the rest stay the launcher's, an
+// id the engine's namespace does not map, so that not even its root may
+// change them.
+var fresh = []struct {
+	path, fstype, data string
+	owner              bool
+}{
+	{"/proc", "proc", "", false},
+	{"/run", "tmpfs", "mode=0755", true},
+	{"/tmp", "tmpfs", "mode=01777", true},
+	{"/sys", "tmpfs", "mode=0755", false},
+	{confDir, "tmpfs", "mode=0755", false},
 }
 
 // later are mounted over trees the engine shares with the sandbox.
-var later = []struct{ path, fstype, data string }{
-	{"/dev/shm", "tmpfs", "mode=01777"},
-	{"/var/tmp", "tmpfs", "mode=01777"},
-	{storage, "tmpfs", "mode=0700"},
+var later = []struct {
+	path, fstype, data string
+	owner              bool
+}{
+	{"/dev/shm", "tmpfs", "mode=01777", true},
+	{"/var/tmp", "tmpfs", "mode=01777", true},
+	{storage, "tmpfs", "mode=0700", true},
 }
 
 // buildRoot makes the engine's root: a tmpfs with every top-level entry
 // of the sandbox's root bound recursively (so with their masks and
 // read-only binds) but the fresh ones, the generated configuration, then
 // pivot_root into it and the root made read-only.
-func buildRoot() error {
+func buildRoot(uid, gid int) error {
 	entries, err := os.ReadDir("/")
 	if err != nil {
 		return fmt.Errorf("reading the sandbox's root: %w", err)
@@ -58,13 +68,12 @@ func buildRoot() error {
 			return err
 		}
 	}
-	for _, f := range fresh {
-		if err := mountFresh(filepath.Join(newRoot, f.path), f.fstype, f.data); err != nil {
-			return err
+	for _, f := range append(fresh, later...) {
+		data := f.data
+		if f.owner {
+			data += fmt.Sprintf(",uid=%d,gid=%d", uid, gid)
 		}
-	}
-	for _, f := range later {
-		if err := mountFresh(filepath.Join(newRoot, f.path), f.fstype, f.data); err != nil {
+		if err := mountFresh(filepath.Join(newRoot, f.path), f.fstype, data); err != nil {
 			return err
 		}
 	}
