@@ -13,7 +13,8 @@ import (
 const newRoot = "/run"
 
 // fresh are the engine's own trees, not the sandbox's: what it writes
-// there no process of the command's can see or race. /proc is a fresh
+// there no process of the command's can see or race. (The sandbox's /tmp
+// stays: a workdir may be below it. The engine's TMPDIR is in its /run.) /proc is a fresh
 // one of the sandbox's PID namespace, without the masks of the command's:
 // a mount namespace that inherits a masked /proc cannot mount another
 // (the kernel refuses to reveal what the locked masks hide), and every
@@ -28,7 +29,6 @@ var fresh = []struct {
 }{
 	{"/proc", "proc", "", false},
 	{"/run", "tmpfs", "mode=0755", true},
-	{"/tmp", "tmpfs", "mode=01777", true},
 	{"/sys", "tmpfs", "mode=0755", false},
 	{confDir, "tmpfs", "mode=0755", false},
 }

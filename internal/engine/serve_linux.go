@@ -21,12 +21,13 @@ func serveMain() int {
 	env := []string{
 		"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=/run/engine",
+		"TMPDIR=/run/engine/tmp",
 		"CONTAINERS_CONF=" + confDir + "/containers.conf",
 		"CONTAINERS_STORAGE_CONF=" + confDir + "/storage.conf",
 		"LISTEN_FDS=1",
 		"LISTEN_PID=" + strconv.Itoa(os.Getpid()),
 	}
-	os.MkdirAll("/run/engine", 0o700)
+	os.MkdirAll("/run/engine/tmp", 0o700)
 	argv := []string{"podman", "--runtime", "crun", "--cgroup-manager", "cgroupfs", "--events-backend", "file", "system", "service", "--time", "0"}
 	err := syscall.Exec("/usr/bin/podman", argv, env)
 	fmt.Fprintf(os.Stderr, "stockade engine: starting podman: %v\n", err)
