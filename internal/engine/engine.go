@@ -59,6 +59,16 @@ func Env() []string {
 	return []string{"DOCKER_HOST=unix://" + Socket, "CONTAINER_HOST=unix://" + Socket, "CONTAINERS_CONF=" + ClientConf}
 }
 
+// Missing is what the engine needs and this host lacks, with the command
+// that adds it.
+type Missing struct {
+	What, Fix string
+}
+
+func (m *Missing) Error() string {
+	return "--containers needs " + m.What + "; fix: " + m.Fix
+}
+
 // Range is a range of subordinate ids: Count ids from Start.
 type Range struct {
 	Start, Count int
@@ -85,6 +95,26 @@ func SubIDs(r io.Reader, name string, id int) (Range, bool) {
 		return Range{start, count}, true
 	}
 	return Range{}, false
+}
+
+// FreeStart is the first id above every range of the given /etc/subuid
+// and /etc/subgid contents (100000 at least): where a new range may go.
+func FreeStart(files ...string) int {
+	free := 100000
+	for _, f := range files {
+		for _, line := range strings.Split(f, "\n") {
+			p := strings.Split(strings.TrimSpace(line), ":")
+			if len(p) != 3 {
+				continue
+			}
+			start, err1 := strconv.Atoi(p[1])
+			count, err2 := strconv.Atoi(p[2])
+			if err1 == nil && err2 == nil && start+count > free {
+				free = start + count
+			}
+		}
+	}
+	return free
 }
 
 // Maps are the id maps of one kind (uid or gid) the engine needs: the

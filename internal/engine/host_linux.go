@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,7 +39,8 @@ func Check() (Host, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return Host{}, fmt.Errorf("--containers needs %s: apt-get install %s", strings.Join(missing, ", "), strings.Join(dedup(missing), " "))
+		return Host{}, &Missing{What: "podman and its helpers (missing: " + strings.Join(dedup(missing), ", ") + ")",
+			Fix: "apt-get install podman crun uidmap slirp4netns"}
 	}
 	h := Host{UID: os.Getuid(), GID: os.Getgid()}
 	if u, err := user.LookupId(strconv.Itoa(h.UID)); err == nil {
@@ -48,12 +48,21 @@ func Check() (Host, error) {
 	}
 	su, err1 := subIDs("/etc/subuid", h.Name, h.UID)
 	sg, err2 := subIDs("/etc/subgid", h.Name, h.UID)
-	if err := errors.Join(err1, err2); err != nil {
+	if err1 != nil || err2 != nil {
 		n := h.Name
 		if n == "" {
 			n = strconv.Itoa(h.UID)
 		}
-		return Host{}, fmt.Errorf("--containers needs %d subordinate uids and gids for %s (%w): usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s", minCount, n, err, n)
+		var none []string
+		for _, err := range []error{err1, err2} {
+			if err != nil {
+				none = append(none, err.Error())
+			}
+		}
+		free := FreeStart(readAll("/etc/subuid"), readAll("/etc/subgid"))
+		r := fmt.Sprintf("%d-%d", free, free+minCount-1)
+		return Host{}, &Missing{What: fmt.Sprintf("%d subordinate uids and gids for %s (%s)", minCount, n, strings.Join(none, ", ")),
+			Fix: "usermod --add-subuids " + r + " --add-subgids " + r + " " + n}
 	}
 	if h.UIDs, err1 = Plan(h.UID, su); err1 != nil {
 		return Host{}, fmt.Errorf("--containers: /etc/subuid: %w", err1)
@@ -74,6 +83,11 @@ func subIDs(file, name string, id int) (Range, error) {
 		return r, nil
 	}
 	return Range{}, fmt.Errorf("none in %s", file)
+}
+
+func readAll(file string) string {
+	b, _ := os.ReadFile(file)
+	return string(b)
 }
 
 func dedup(s []string) []string {
