@@ -34,7 +34,7 @@ type Host struct {
 func Check() (Host, error) {
 	var missing []string
 	for _, t := range Tools {
-		if _, err := exec.LookPath(t.Name); err != nil {
+		if tool(t.Name) == "" {
 			missing = append(missing, t.Package)
 		}
 	}
@@ -83,6 +83,22 @@ func subIDs(file, name string, id int) (Range, error) {
 		return r, nil
 	}
 	return Range{}, fmt.Errorf("none in %s", file)
+}
+
+// systemDirs are where the engine's tools are looked for: not along PATH,
+// which a session's supervisor does not have and which must not choose
+// the setuid helpers stockade runs.
+var systemDirs = []string{"/usr/bin", "/usr/sbin", "/bin", "/sbin"}
+
+// tool is the path of the named program in systemDirs, or "".
+func tool(name string) string {
+	for _, d := range systemDirs {
+		p := d + "/" + name
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 func readAll(file string) string {
@@ -136,7 +152,7 @@ func (e *Engine) MapIDs(pid int) error {
 			tool string
 			m    []Mapping
 		}{{"newuidmap", e.host.UIDs.Sandbox}, {"newgidmap", e.host.GIDs.Sandbox}} {
-			out, err := exec.Command(t.tool, append([]string{p}, Args(t.m)...)...).CombinedOutput()
+			out, err := exec.Command(tool(t.tool), append([]string{p}, Args(t.m)...)...).CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("mapping the sandbox's ids for the engine: %s: %w: %s", t.tool, err, strings.TrimSpace(string(out)))
 			}
@@ -193,7 +209,7 @@ func (e *Engine) Start() error {
 	}
 	exe := 3 + len(e.ns)
 	args = append(args, "--", fmt.Sprintf("/proc/self/fd/%d", exe), launchArg, strconv.Itoa(exe+1))
-	cmd := exec.Command("nsenter", args...)
+	cmd := exec.Command(tool("nsenter"), args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg, e.log, e.log
 	cmd.ExtraFiles = files
 	if err := cmd.Start(); err != nil {
