@@ -14,6 +14,10 @@ declare -A need=(
 	[python3]=python3 [curl]=curl [ip]=iproute2 [useradd]=passwd [npm]=npm
 	[qemu-aarch64-static]=qemu-user-static
 	[zsh]=zsh [fish]=fish # the completion scripts are checked with both
+	# run --containers: the engine, its runtime, the id-map helpers, the
+	# docker client, and the static busybox the tests make images from
+	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns
+	[docker]=docker.io [busybox]=busybox-static
 )
 missing=()
 for cmd in "${!need[@]}"; do
@@ -32,6 +36,25 @@ if [ ${#missing[@]} -gt 0 ]; then
 			echo "test.sh: '$cmd' is missing; install ${need[$cmd]:-Go 1.26 from go.dev/dl} (as root: apt-get install -y ${need[$cmd]:-golang})" >&2
 			exit 1
 		fi
+	done
+fi
+
+# run --containers maps each user's subordinate ids: root and the test
+# user get a range of 65536 each when they have none, above every range
+# already given (idempotent).
+if [ "$(id -u)" = 0 ]; then
+	id "$user" >/dev/null 2>&1 || useradd -m -s /bin/sh "$user"
+	for who in root "$user"; do
+		for f in subuid subgid; do
+			touch /etc/$f
+			grep -q "^$who:" /etc/$f && continue
+			start=$(awk -F: 'BEGIN { m = 100000 } NF == 3 && $2 + $3 > m { m = $2 + $3 } END { print m }' /etc/subuid /etc/subgid)
+			if [ $f = subuid ]; then
+				usermod --add-subuids "$start-$((start + 65535))" "$who"
+			else
+				usermod --add-subgids "$start-$((start + 65535))" "$who"
+			fi
+		done
 	done
 fi
 

@@ -9,12 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 )
 
 type doctorCmd struct {
 	policyFlags
+	Containers bool `help:"Also check what --containers needs (podman, subordinate ids), and fail without it."`
 }
 
 func (c *doctorCmd) Help() string {
@@ -25,6 +27,7 @@ func (c *doctorCmd) Help() string {
 type check struct {
 	name, detail, fix string
 	ok                bool
+	optional          bool // a failure is reported, not counted
 }
 
 func (c *doctorCmd) Run() error {
@@ -66,6 +69,7 @@ func (c *doctorCmd) Run() error {
 			add(check{name: "limits", detail: err.Error()})
 		}
 	}
+	add(containersCheck(c.Containers))
 	if err := sandbox.Smoke(); err != nil {
 		add(check{name: "sandbox", detail: "starting /bin/true: " + err.Error(), fix: "see the failing check above"})
 	} else {
@@ -75,7 +79,10 @@ func (c *doctorCmd) Run() error {
 	failed := 0
 	for _, ch := range checks {
 		state := "ok  "
-		if !ch.ok {
+		switch {
+		case !ch.ok && ch.optional:
+			state = "n/a "
+		case !ch.ok:
 			state = "FAIL"
 			failed++
 		}
@@ -102,6 +109,19 @@ func (c *doctorCmd) Run() error {
 	}
 	fmt.Println("\nstockade can run on this machine.")
 	return nil
+}
+
+// containersCheck says whether --containers can run here; required makes a
+// failure count.
+func containersCheck(required bool) check {
+	if _, err := engine.Check(); err != nil {
+		var m *engine.Missing
+		if errors.As(err, &m) {
+			return check{name: "containers", detail: "--containers needs " + m.What, fix: m.Fix, optional: !required}
+		}
+		return check{name: "containers", detail: err.Error(), optional: !required}
+	}
+	return check{name: "containers", ok: true, detail: "podman, crun and subordinate ids for --containers"}
 }
 
 // userNSCheck explains why user namespaces are unavailable, when they are.

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/term"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/console"
+	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/environ"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
@@ -27,9 +30,10 @@ import (
 
 type runCmd struct {
 	policyFlags
-	Detach   bool     `short:"d" help:"Start a session in the background and print its ID."`
-	Tripwire bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
-	Command  []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
+	Detach     bool     `short:"d" help:"Start a session in the background and print its ID."`
+	Tripwire   bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
+	Containers bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
+	Command    []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
 
 	// Set by the agent commands (agent.go), not by flags.
 	homeName string                                                   // the sandbox HOME's name (sandboxhome.Rel)
@@ -194,6 +198,11 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if err := landlock.CheckABI(landlock.ABI()); err != nil {
 		return job.Job{}, r, "", fmt.Errorf("refusing to start: %w", err)
 	}
+	if c.Containers {
+		if _, err := engine.Check(); err != nil {
+			return job.Job{}, r, "", fmt.Errorf("refusing to start: %w", err)
+		}
+	}
 	if home == "" {
 		return job.Job{}, r, "", errors.New("cannot find your home directory; set HOME to an absolute path")
 	}
@@ -229,11 +238,21 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	for k, v := range c.extraEnv {
 		extra[k] = v
 	}
+	if c.Containers {
+		for _, kv := range engine.Env() {
+			k, v, _ := strings.Cut(kv, "=")
+			extra[k] = v
+		}
+	}
 	env, _ := environ.Build(os.Environ(), r.Policy.Env, extra)
 	j := job.Job{
 		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
 		Home: home, HomeSource: sandboxHome.Path, Records: job.RecordsDir(stateHome(home)),
 		Argv: argv, Env: env,
+	}
+	if c.Containers {
+		j.Containers = true
+		j.EngineLog = filepath.Join(stateHome(home), "stockade", "engine", id+".log")
 	}
 	if c.prepare != nil {
 		if err := c.prepare(&j, r, sandboxHome); err != nil {

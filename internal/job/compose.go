@@ -2,13 +2,32 @@ package job
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/engine"
+	"github.com/stockade-dev/stockade/internal/sandbox"
 )
+
+// engineLog opens the engine's log for appending; "": none.
+func engineLog(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("opening the engine's log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the engine's log: %w", err)
+	}
+	return f, nil
+}
 
 // Services are what serves a sandbox from the host: its cgroup, and in
 // network mode "proxy" the egress and auth proxies behind the listeners
@@ -28,6 +47,8 @@ type Services struct {
 	Proxy *egress.Proxy
 	Rules *egress.Rules
 	Auth  *authproxy.Proxy
+
+	engine *engine.Host // with Job.Containers: the engine's host facts
 
 	cgroup     *cgroup.Pending
 	group      *cgroup.Group // made, once Limits has returned
@@ -83,6 +104,13 @@ func Compose(j Job, w Wiring) (*Services, error) {
 			return fail(err)
 		}
 	}
+	if j.Containers {
+		h, err := engine.Check()
+		if err != nil {
+			return fail(err)
+		}
+		s.engine = &h
+	}
 	if s.cgroup == nil {
 		s.cgroup = BeginCgroup(j.ID, w.Limits)
 	}
@@ -132,7 +160,21 @@ func (s *Services) Run(h Hooks) (int, error) {
 	if s.Proxy != nil {
 		serve = ServeWith(s.Proxy, s.Auth)
 	}
-	return run(s.job, h, s.cgroup, serve)
+	// Each run gets an engine of its own, inside its sandbox (package
+	// engine); it joins at InitStarted's start (the id maps) and before
+	// Wired (the engine's socket listens before the command starts).
+	var eng *engine.Engine
+	if s.engine != nil {
+		log, err := engineLog(s.job.EngineLog)
+		if err != nil {
+			return sandbox.ExitSetup, err
+		}
+		if log != nil {
+			defer log.Close()
+		}
+		eng = engine.New(*s.engine, log)
+	}
+	return run(s.job, h, s.cgroup, serve, eng)
 }
 
 // Group is the sandbox's cgroup once Limits has returned without an error

@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
@@ -44,6 +45,10 @@ type Job struct {
 	// HomeProtect are files under the sandbox HOME kept read-only inside
 	// (the agent's guide: the agent must not rewrite its own instructions).
 	HomeProtect []string `json:"home_protect,omitempty"`
+	// Containers gives the sandbox a container engine (package engine),
+	// whose output goes to EngineLog.
+	Containers bool   `json:"containers,omitempty"`
+	EngineLog  string `json:"engine_log,omitempty"`
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -92,7 +97,7 @@ type Listeners struct {
 // with it. Each stage of h.Stages is called at most once, in order; one
 // that fails stops the run there, and what the earlier stages made is
 // undone before run returns.
-func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners)) (int, error) {
+func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng *engine.Engine) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
@@ -131,9 +136,16 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners)) (in
 	if h.Debug != nil {
 		h.Debug("mount plan", pr.spec.Plan)
 	}
+	var mapIDs func(int) error
+	if eng != nil {
+		pr.spec.Engine = true
+		mapIDs = eng.MapIDs
+		defer eng.Close()
+	}
 	sb, err := sandbox.Start(pr.spec, sandbox.Options{
 		Stdin: h.Stdin, Stdout: h.Stdout, Stderr: h.Stderr,
 		Placer:       placer,
+		MapIDs:       mapIDs,
 		BeforeMounts: pr.ready,
 		OnStart:      st.InitStarted,
 		OnListeners: func(files []*os.File) error {
@@ -146,6 +158,11 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners)) (in
 			reviewTaken()
 			if err := pr.recorded(); err != nil {
 				return err
+			}
+			if eng != nil {
+				if err := eng.Start(); err != nil {
+					return err
+				}
 			}
 			if st.Wired != nil {
 				return st.Wired()

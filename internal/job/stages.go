@@ -36,7 +36,9 @@ type Stages struct {
 	// every other process of the sandbox; nothing inside can act any more.
 	// The snapshot restore, the placeholders' removal and the checks of
 	// what the command left behind start here. (Not called when init
-	// itself was killed: they start at SandboxGone then.)
+	// itself was killed: they start at SandboxGone then. With a container
+	// engine, called only once init is reaped: the engine's processes,
+	// which init cannot signal, are gone only then.)
 	CommandExited func()
 	// SandboxGone: init has exited; the kernel tears its namespaces down
 	// meanwhile. A caller that runs once releases its services here.

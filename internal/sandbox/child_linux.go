@@ -144,7 +144,13 @@ func (p *program) initMain() {
 		p.listen()
 	}
 	p.reach(stepMaps)
-	p.mapIDs()
+	if len(p.idFiles) == 0 {
+		// Spec.Engine: the supervisor writes them while init
+		// is still dumpable.
+		p.await(msgMapped, stepMaps)
+	} else {
+		p.mapIDs()
+	}
 	p.reach(stepCounters)
 	p.lowerCounters()
 	if _, e := sys(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
@@ -156,6 +162,14 @@ func (p *program) initMain() {
 	if p.tty {
 		p.reach(stepTerminal)
 		p.openPTY()
+	}
+	if p.engine {
+		// The container engine joins the view from outside: it must
+		// not before the view is whole.
+		p.report[0] = msgBuilt
+		if _, e := sys(unix.SYS_WRITE, 3, ptr(&p.report[0]), 1, 0, 0, 0); e != 0 {
+			p.fail(stepPlaced, 0, e, ExitSetup)
+		}
 	}
 	p.reach(stepPlaced)
 	p.await(msgPlaced, stepPlaced)

@@ -38,7 +38,11 @@ type counter struct {
 	fixed int
 	// left: not lowered (init itself needs it), only listed.
 	left bool
-	why  string
+	// engine, when not 0, is the limit of a sandbox that holds a
+	// container engine (Spec.Engine): the engine's user namespace and each
+	// container's namespaces are made in the sandbox's.
+	engine int
+	why    string
 }
 
 // counters is the table of every per-user-namespace limit init lowers. A
@@ -48,23 +52,28 @@ var counters = []counter{
 	{name: "max_inotify_watches", share: 4, why: "the user's editors and --tripwire watch a directory each"},
 	{name: "max_fanotify_groups", fixed: 0, why: "seccomp refuses fanotify_init"},
 	{name: "max_fanotify_marks", fixed: 0, why: "seccomp refuses fanotify_init: marks need a group"},
-	{name: "max_user_namespaces", fixed: 0, why: "seccomp refuses new namespaces"},
+	{name: "max_user_namespaces", fixed: 0, engine: engineNamespaces, why: "seccomp refuses new namespaces"},
 	{name: "max_mnt_namespaces", left: true, why: "init's mounts need it (every open_tree clone is an anonymous mount namespace, charged here); seccomp refuses open_tree and new namespaces to the command"},
-	{name: "max_pid_namespaces", fixed: 0, why: "seccomp refuses new namespaces"},
-	{name: "max_net_namespaces", fixed: 0, why: "seccomp refuses new namespaces"},
-	{name: "max_ipc_namespaces", fixed: 0, why: "seccomp refuses new namespaces"},
-	{name: "max_uts_namespaces", fixed: 0, why: "seccomp refuses new namespaces"},
+	{name: "max_pid_namespaces", fixed: 0, engine: engineNamespaces, why: "seccomp refuses new namespaces"},
+	{name: "max_net_namespaces", fixed: 0, engine: engineNamespaces, why: "seccomp refuses new namespaces"},
+	{name: "max_ipc_namespaces", fixed: 0, engine: engineNamespaces, why: "seccomp refuses new namespaces"},
+	{name: "max_uts_namespaces", fixed: 0, engine: engineNamespaces, why: "seccomp refuses new namespaces"},
 	{name: "max_time_namespaces", fixed: 0, why: "seccomp refuses new namespaces"},
-	{name: "max_cgroup_namespaces", fixed: 1, why: "init makes one after its limits are set; seccomp refuses more"},
+	{name: "max_cgroup_namespaces", fixed: 1, engine: engineNamespaces, why: "init makes one after its limits are set; seccomp refuses more"},
 }
+
+// engineNamespaces bounds each kind of namespace of a sandbox with a
+// container engine: a container takes one of each.
+const engineNamespaces = 512
 
 // userCounterDir is where the counters of the reader's user namespace are.
 const userCounterDir = "/proc/sys/user/"
 
 // counterLimit is one limit init writes.
 type counterLimit struct {
-	path  string
-	value int64
+	path   string
+	value  int64
+	engine int64 // the value with a container engine (counter.engine)
 }
 
 // sandboxCounters returns what init writes for each counter this kernel
@@ -98,7 +107,11 @@ func sandboxCounters() ([]counterLimit, error) {
 			}
 			v = host / int64(c.share)
 		}
-		out = append(out, counterLimit{path: path, value: v})
+		e := v
+		if c.engine != 0 {
+			e = int64(c.engine)
+		}
+		out = append(out, counterLimit{path: path, value: v, engine: e})
 	}
 	return out, nil
 }

@@ -51,6 +51,7 @@ type program struct {
 	readyAt int
 
 	tty    bool
+	engine bool // Spec.Engine: say msgBuilt once the view is built
 	ptmx   *byte
 	ptyMsg *message
 
@@ -242,6 +243,9 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		{"setgroups", "deny"},
 		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
 	}
+	if spec.Engine {
+		maps = nil
+	}
 	p.procSelf = a.cstr("/proc/self")
 	p.idFiles = takeSlice[idFile](a, len(maps))
 	for i, f := range maps {
@@ -250,7 +254,11 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	p.userDir = a.cstr(userCounterDir)
 	p.limits = takeSlice[idFile](a, len(host.counters))
 	for i, l := range host.counters {
-		p.limits[i] = idFile{path: a.cstr(strings.TrimPrefix(l.path, userCounterDir)), data: a.bytes(strconv.FormatInt(l.value, 10))}
+		v := l.value
+		if spec.Engine {
+			v = l.engine
+		}
+		p.limits[i] = idFile{path: a.cstr(strings.TrimPrefix(l.path, userCounterDir)), data: a.bytes(strconv.FormatInt(v, 10))}
 	}
 	copy(p.ifreq[:], "lo")
 
@@ -298,6 +306,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	}
 
 	p.tty = x.TTY
+	p.engine = spec.Engine
 	p.ptmx = a.cstr("/dev/ptmx")
 	if p.tty {
 		p.ptyMsg = newMessage(a, msgPTY, 1)

@@ -50,7 +50,9 @@ const (
 	ExitNotFound   = 127    // the command was not found
 	ExitSignalBase = 128    // 128+N: the command was killed by signal N
 	stagingBase    = "/tmp" // where init stages the new root (under a tmpfs)
+	msgMapped      = 'U'    // supervisor → init: your id maps are written (Spec.Engine)
 	msgReady       = 'M'    // supervisor → init: the placeholders exist, mount
+	msgBuilt       = 'V'    // init → supervisor: the view is built (Spec.Engine)
 	msgPlaced      = 'P'    // supervisor → init: you are in your cgroup
 	msgQuiet       = 'Q'    // init → supervisor: every process but init is gone; then the exit status (a byte)
 	msgStarted     = 'S'    // init → supervisor: the command is running
@@ -66,6 +68,13 @@ type Spec struct {
 	Exec     ExecSpec   `json:"exec"`
 	// Listen asks init for the proxy listeners (see Listeners).
 	Listen bool `json:"listen,omitempty"`
+	// Engine says the sandbox holds a container engine (package engine).
+	// Init then waits, unmapped and still dumpable, for Options.MapIDs to
+	// write its id maps instead of mapping only the user's own ids itself
+	// (a map of several ranges, the subordinate ids the engine needs,
+	// takes newuidmap, or root, outside), and its namespace counters allow
+	// the engine's and its containers' namespaces.
+	Engine bool `json:"engine,omitempty"`
 }
 
 // Listeners are the sockets init creates inside the sandbox's network
@@ -133,6 +142,10 @@ type Options struct {
 	// thread that clones it moves itself there and back around the clone
 	// (cgroup.Group). OnStart then places init in what is left.
 	Placer ThreadPlacer
+	// MapIDs writes init's uid and gid maps when the spec asks
+	// (Spec.Engine); it runs first, while init waits with its
+	// user namespace unmapped and /proc/PID still open to its owner.
+	MapIDs func(pid int) error
 	// BeforeMounts runs once init exists; init makes no step of a mount
 	// marked Held (one over a placeholder) before it returns, so the
 	// placeholders the plan binds may be made meanwhile; the other mounts

@@ -160,6 +160,17 @@ var forwardSignals = sync.OnceFunc(func() {
 // setup is the supervisor's side of init's start: the id maps, the cgroup,
 // the descriptors init sends, then "placed".
 func (s *Sandbox) setup(pid int) error {
+	if s.spec.Engine {
+		if s.opt.MapIDs == nil {
+			return errors.New("starting sandbox init: the spec asks for id maps and no MapIDs writes them")
+		}
+		if err := s.opt.MapIDs(pid); err != nil {
+			return err
+		}
+		if _, err := s.sync.Write([]byte{msgMapped}); err != nil {
+			return fmt.Errorf("starting sandbox init: %w", err)
+		}
+	}
 	if s.opt.BeforeMounts != nil {
 		if err := s.opt.BeforeMounts(); err != nil {
 			return err
@@ -201,6 +212,11 @@ func (s *Sandbox) setup(pid int) error {
 			master.Close()
 		}
 	}
+	if s.spec.Engine {
+		if err := s.built(); err != nil {
+			return err
+		}
+	}
 	if s.opt.BeforeCommand != nil {
 		if err := s.opt.BeforeCommand(); err != nil {
 			return err
@@ -236,7 +252,12 @@ func (s *Sandbox) readSync() {
 			// control message, they are closed.
 		case n == 2 && buf[0] == msgQuiet:
 			s.quiet, s.code = true, int(buf[1])
-			if s.opt.OnQuiet != nil {
+			// With a container engine, "quiet" is not: init's kill(-1)
+			// cannot reach the engine's processes (Landlock scopes its
+			// signals to its own domain), so they may still write the
+			// sandbox's files until the kernel tears the pid namespace
+			// down; Wait calls OnQuiet once it has reaped init.
+			if s.opt.OnQuiet != nil && !s.spec.Engine {
 				s.opt.OnQuiet()
 			}
 		case n == 1 && buf[0] == msgStarted:
@@ -293,6 +314,20 @@ func (s *Sandbox) receive(typ byte, n int) ([]*os.File, error) {
 	return nil, s.decode(buf[:m])
 }
 
+// built waits for init to say that the view is built, or for the failure
+// it reported instead.
+func (s *Sandbox) built() error {
+	buf := make([]byte, 64)
+	m, err := s.sync.Read(buf)
+	if m == 1 && buf[0] == msgBuilt {
+		return nil
+	}
+	if m == 0 || err != nil {
+		return errors.New("sandbox init exited before building the view")
+	}
+	return s.decode(buf[:m])
+}
+
 // Kill stops the sandbox.
 func (s *Sandbox) Kill() {
 	s.kill()
@@ -331,10 +366,13 @@ func (s *Sandbox) Wait() (int, error) {
 	defer forwardTo.CompareAndSwap(s.proc, nil)
 	s.read.Do(func() { go s.readSync() })
 	e := <-s.msg // init closed the socket: it is exiting
-	if e == nil && s.quiet {
+	if e == nil && s.quiet && !s.spec.Engine {
 		// Every other process of the sandbox is gone and init only exits
 		// now; the kernel's teardown of its namespaces (a few hundred
 		// microseconds to several milliseconds) need not hold us up.
+		// (Not with a container engine: its processes are gone only once
+		// init is reaped, when the kernel has killed every process of the
+		// pid namespace; the checks after the run must not start before.)
 		go func() {
 			s.proc.Wait()
 			s.arena.free()
@@ -346,6 +384,13 @@ func (s *Sandbox) Wait() (int, error) {
 	s.arena.free()
 	if e != nil {
 		return e.Code, e
+	}
+	if s.quiet {
+		// A container engine's sandbox: everything in it is gone now.
+		if s.opt.OnQuiet != nil {
+			s.opt.OnQuiet()
+		}
+		return s.code, nil
 	}
 	if werr != nil {
 		return ExitSetup, fmt.Errorf("waiting for sandbox init: %w", werr)

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSubIDs(t *testing.T) {
+	const file = "alice:100000:65536\n1002:200000:65536\nshort:300000:1000\nbob:x:65536\n"
+	for _, c := range []struct {
+		name string
+		id   int
+		want Range
+		ok   bool
+	}{
+		{"alice", 1001, Range{100000, 65536}, true},
+		{"carol", 1002, Range{200000, 65536}, true}, // by uid
+		{"short", 1003, Range{}, false},             // too few ids
+		{"bob", 1004, Range{}, false},               // not a number
+		{"dave", 1005, Range{}, false},
+	} {
+		got, ok := SubIDs(strings.NewReader(file), c.name, c.id)
+		if got != c.want || ok != c.ok {
+			t.Errorf("SubIDs(%s, %d) = %v, %v; want %v, %v", c.name, c.id, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	sub := Range{100000, 65536}
+	for _, c := range []struct {
+		own             int
+		sandbox, engine string
+		wantErr         bool
+	}{
+		// A user: the sandbox's 0 is a subordinate id, not the user, so
+		// the command does not own the engine's namespace; the engine's 0
+		// is the user.
+		{1001, "0 100000 1\n1001 1001 1\n100001 100001 65535\n", "0 1001 1\n1 100001 65535\n", false},
+		// Root: its own 0 in both.
+		{0, "0 0 1\n100000 100000 65536\n", "0 0 1\n1 100000 65536\n", false},
+		// A range that holds the user's own id cannot be split around it.
+		{100005, "", "", true},
+	} {
+		m, err := Plan(c.own, sub)
+		if (err != nil) != c.wantErr {
+			t.Fatalf("Plan(%d): %v", c.own, err)
+		}
+		if err != nil {
+			continue
+		}
+		if got := File(m.Sandbox); got != c.sandbox {
+			t.Errorf("Plan(%d) sandbox map:\n%s\nwant:\n%s", c.own, got, c.sandbox)
+		}
+		if got := File(m.Engine); got != c.engine {
+			t.Errorf("Plan(%d) engine map:\n%s\nwant:\n%s", c.own, got, c.engine)
+		}
+	}
+	m, _ := Plan(1001, sub)
+	if got := strings.Join(Args(m.Sandbox), " "); got != "0 100000 1 1001 1001 1 100001 100001 65535" {
+		t.Errorf("newuidmap arguments: %s", got)
+	}
+}
+
+func TestFreeStart(t *testing.T) {
+	if got := FreeStart("", ""); got != 100000 {
+		t.Errorf("FreeStart of nothing = %d", got)
+	}
+	if got := FreeStart("a:100000:65536\n", "b:200000:65536\nbad\n"); got != 265536 {
+		t.Errorf("FreeStart = %d, want 265536", got)
+	}
+}
+
+func TestMissingNamesTheFix(t *testing.T) {
+	err := error(&Missing{What: "podman", Fix: "apt-get install podman"})
+	if got := err.Error(); got != "--containers needs podman; fix: apt-get install podman" || strings.Contains(got, "\n") {
+		t.Errorf("Missing: %q", got)
+	}
+}
+
+func TestConfs(t *testing.T) {
+	for name, c := range map[string]struct{ conf, want string }{
+		"containers.conf": {containersConf(), `cgroups = "disabled"`},
+		"engine":          {containersConf(), `cgroup_manager = "cgroupfs"`},
+		"events":          {containersConf(), `events_logger = "file"`},
+		"runtime":         {containersConf(), `runtime = "crun"`},
+		"hooks":           {containersConf(), hooksDir},
+		"storage.conf":    {storageConf(), `driver = "vfs"`},
+		"graphroot":       {storageConf(), storage},
+		"client":          {clientConf(), `cgroups = "disabled"`},
+	} {
+		if !strings.Contains(c.conf, c.want) {
+			t.Errorf("%s lacks %s:\n%s", name, c.want, c.conf)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+//go:build !linux
+
+package engine
+
+import (
+	"errors"
+	"os"
+	"time"
+)
+
+// ErrNotSupported: the engine runs only inside a Linux sandbox.
+var ErrNotSupported = errors.New("--containers is supported on Linux only")
+
+// Host are the facts of the calling user the engine is planned from.
+type Host struct {
+	UID, GID   int
+	Name       string
+	UIDs, GIDs Maps
+}
+
+// Check reports that there is no engine here.
+func Check() (Host, error) { return Host{}, ErrNotSupported }
+
+// Engine is one sandbox's engine, seen from the supervisor.
+type Engine struct{ Started time.Duration }
+
+// New prepares nothing here.
+func New(Host, *os.File) *Engine { return &Engine{} }
+
+// MapIDs fails here.
+func (e *Engine) MapIDs(int) error { return ErrNotSupported }
+
+// Start fails here.
+func (e *Engine) Start() error { return ErrNotSupported }
+
+// Close does nothing here.
+func (e *Engine) Close() {}

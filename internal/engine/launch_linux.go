@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/sandbox"
+)
+
+// The roles of the stockade binary on the engine's side (see the package
+// doc): the launcher, which nsenter starts in the sandbox's namespaces,
+// and the engine's own first process, which becomes podman.
+const (
+	launchArg = "__stockade_engine_launch"
+	serveArg  = "__stockade_engine_serve"
+)
+
+func init() {
+	sandbox.Entrypoints[launchArg] = launchMain
+	sandbox.Entrypoints[serveArg] = serveMain
+}
+
+// launch is what the supervisor tells the launcher, on its stdin.
+type launch struct {
+	UID, GID   int       // the user's, in the sandbox: the socket's owner
+	UIDs, GIDs []Mapping // the engine's maps, in the sandbox's ids
+}
+
+func writeLaunch(w io.Writer, l launch) error { return json.NewEncoder(w).Encode(l) }
+
+// launchMain is the launcher: uid 0 of the sandbox's user namespace, with
+// all of its capabilities and none of the host's, in the sandbox's mount
+// namespace before the command starts. It makes the socket, a private
+// mount namespace with the engine's root, and the engine's process, says
+// "ready" on the descriptor named by its argument, and exits.
+func launchMain() int {
+	if len(os.Args) < 3 {
+		return 2
+	}
+	fd, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		return 2
+	}
+	ready := os.NewFile(uintptr(fd), "ready")
+	if err := launchEngine(ready); err != nil {
+		fmt.Fprintf(os.Stderr, "stockade engine: %v\n", err)
+		fmt.Fprintf(ready, "%v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func launchEngine(ready *os.File) error {
+	var l launch
+	if err := json.NewDecoder(os.Stdin).Decode(&l); err != nil {
+		return fmt.Errorf("reading the launch: %w", err)
+	}
+	// The mount namespace made below is this thread's, and so is the
+	// engine's process, forked from it.
+	runtime.LockOSThread()
+	ln, err := listen(l.UID, l.GID)
+	if err != nil {
+		return err
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return os.NewSyscallError("unshare", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the engine's mounts private: %w", err)
+	}
+	if err := buildRoot(l.UID, l.GID); err != nil {
+		return err
+	}
+	cmd := exec.Command("/proc/self/exe", serveArg)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.ExtraFiles = []*os.File{ln}
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWNET,
+		UidMappings:                idMaps(l.UIDs),
+		GidMappings:                idMaps(l.GIDs),
+		GidMappingsEnableSetgroups: true,
+		// The launcher's own id (the sandbox's 0) is not mapped in the
+		// engine's namespace unless the user is root: become its 0, so
+		// that the exec keeps the namespace's capabilities.
+		Credential: &syscall.Credential{Uid: 0, Gid: 0},
+	}
+	// The launcher stays as the reaper of the engine's processes (conmon
+	// double-forks): orphans must not go to init, whose kill(-1) at the
+	// command's exit cannot reach them (Landlock scopes init's signals to
+	// its own domain), and whose wait for its last children would then
+	// never end. When init exits, the kernel kills the whole PID
+	// namespace, the launcher and the engine with it.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the engine's process: %w", err)
+	}
+	ln.Close()
+	if _, err := io.WriteString(ready, "ready\n"); err != nil {
+		return err
+	}
+	ready.Close()
+	// Reaping needs no capability: drop all, on every thread.
+	if err := dropCaps(); err != nil {
+		return err
+	}
+	for {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(-1, &ws, 0, nil); err == unix.ECHILD {
+			return nil
+		}
+	}
+}
+
+// dropCaps empties the launcher's capability sets on every thread.
+func dropCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return os.NewSyscallError("capset", e)
+	}
+	return nil
+}
+
+func idMaps(m []Mapping) []syscall.SysProcIDMap {
+	var out []syscall.SysProcIDMap
+	for _, l := range m {
+		out = append(out, syscall.SysProcIDMap{ContainerID: l.Inner, HostID: l.Outer, Size: l.Count})
+	}
+	return out
+}
+
+// listen makes Socket in the sandbox's /run, owned by the user, in a
+// directory only the launcher's uid may change; the engine takes it over
+// as an activated socket, so a client connecting before the engine is up
+// waits instead of failing.
+func listen(uid, gid int) (*os.File, error) {
+	dir := filepath.Dir(Socket)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("making the engine's socket: %w", err)
+	}
+	if err := os.WriteFile(ClientConf, []byte(clientConf()), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the client's configuration: %w", err)
+	}
+	os.Remove(Socket)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: Socket, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("making the engine's socket: %w", err)
+	}
+	l.SetUnlinkOnClose(false)
+	if err := os.Chown(Socket, uid, gid); err != nil {
+		return nil, fmt.Errorf("making the engine's socket: %w", err)
+	}
+	if err := os.Chmod(Socket, 0o600); err != nil {
+		return nil, fmt.Errorf("making the engine's socket: %w", err)
+	}
+	f, err := l.File()
+	l.Close()
+	if err != nil {
+		return nil, fmt.Errorf("making the engine's socket: %w", err)
+	}
+	return f, nil
+}

@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// newRoot is where the launcher builds the engine's root: over the
+// sandbox's /run, in the launcher's own mount namespace only.
+const newRoot = "/run"
+
+// fresh are the engine's own trees, not the sandbox's: what it writes
+// there no process of the command's can see or race. (The sandbox's /tmp
+// stays: a workdir may be below it. The engine's TMPDIR is in its /run.) /proc is a fresh
+// one of the sandbox's PID namespace, without the masks of the command's:
+// a mount namespace that inherits a masked /proc cannot mount another
+// (the kernel refuses to reveal what the locked masks hide), and every
+// container's /proc is such a mount. The containers get their own masks.
+// The engine's root owns the writable ones (owner: tmpfs options uid= and
+// gid= with the user's ids, its root); the rest stay the launcher's, an
+// id the engine's namespace does not map, so that not even its root may
+// change them.
+var fresh = []struct {
+	path, fstype, data string
+	owner              bool
+}{
+	{"/proc", "proc", "", false},
+	{"/run", "tmpfs", "mode=0755", true},
+	{"/sys", "tmpfs", "mode=0755", false},
+	{confDir, "tmpfs", "mode=0755", false},
+}
+
+// later are mounted over trees the engine shares with the sandbox.
+var later = []struct {
+	path, fstype, data string
+	owner              bool
+}{
+	{"/dev/shm", "tmpfs", "mode=01777", true},
+	{"/var/tmp", "tmpfs", "mode=01777", true},
+	{storage, "tmpfs", "mode=0700", true},
+}
+
+// buildRoot makes the engine's root: a tmpfs with every top-level entry
+// of the sandbox's root bound recursively (so with their masks and
+// read-only binds) but the fresh ones, the generated configuration, then
+// pivot_root into it and the root made read-only.
+func buildRoot(uid, gid int) error {
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return fmt.Errorf("reading the sandbox's root: %w", err)
+	}
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mounting the engine's root: %w", err)
+	}
+	skip := map[string]bool{}
+	for _, f := range fresh {
+		skip[f.path] = true
+	}
+	for _, e := range entries {
+		src := "/" + e.Name()
+		if skip[src] {
+			continue
+		}
+		if err := bindEntry(src, filepath.Join(newRoot, e.Name())); err != nil {
+			return err
+		}
+	}
+	for _, f := range append(fresh, later...) {
+		data := f.data
+		if f.owner {
+			data += fmt.Sprintf(",uid=%d,gid=%d", uid, gid)
+		}
+		if err := mountFresh(filepath.Join(newRoot, f.path), f.fstype, data); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(newRoot, "/sys/fs/cgroup"), 0o755); err != nil {
+		return err
+	}
+	for name, data := range map[string]string{
+		"containers.conf": containersConf(),
+		"storage.conf":    storageConf(),
+	} {
+		if err := os.WriteFile(filepath.Join(newRoot, confDir, name), []byte(data), 0o644); err != nil {
+			return fmt.Errorf("writing the engine's configuration: %w", err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(newRoot, hooksDir), 0o755); err != nil {
+		return err
+	}
+	// The configuration is read-only to the engine: in its namespace the
+	// kernel locks the flag, so not even its root can remount it.
+	if err := unix.Mount("", filepath.Join(newRoot, confDir), "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("making the engine's configuration read-only: %w", err)
+	}
+	if err := os.Chdir(newRoot); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return os.NewSyscallError("pivot_root", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detaching the sandbox's root from the engine's: %w", err)
+	}
+	if err := os.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("making the engine's root read-only: %w", err)
+	}
+	return nil
+}
+
+func bindEntry(src, dst string) error {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(t, dst)
+	case fi.IsDir():
+		err = os.Mkdir(dst, 0o755)
+	default:
+		err = os.WriteFile(dst, nil, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding %s into the engine's root: %w", src, err)
+	}
+	return nil
+}
+
+func mountFresh(dst, fstype, data string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount(fstype, dst, fstype, unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
+		return fmt.Errorf("mounting %s at %s for the engine: %w", fstype, dst, err)
+	}
+	return nil
+}

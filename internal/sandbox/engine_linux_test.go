@@ -1,0 +1,63 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stockade-dev/stockade/internal/mount"
+)
+
+// TestEngineSpec: a spec with Engine has init wait for the supervisor's id
+// maps (U) and say when the view is built (V) before the command; the
+// namespace counters let the sandbox make namespaces. Without MapIDs the
+// start fails with a clear error, not a hang.
+func TestEngineSpec(t *testing.T) {
+	requireSandbox(t)
+	spec, err := NewSpec(Config{
+		ID: "engine1", Workdir: t.TempDir(), Home: "/nonexistent-home",
+		Argv: []string{"sh", "-c", "cat /proc/self/uid_map /proc/sys/user/max_user_namespaces"},
+		Env:  []string{"PATH=/usr/bin:/bin"},
+	}, mount.OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Engine = true
+	uid, gid := os.Getuid(), os.Getgid()
+	var mapped, built bool
+	outR, outW, _ := os.Pipe()
+	defer outR.Close()
+	code, err := Run(spec, Options{
+		Stdout: outW,
+		MapIDs: func(pid int) error {
+			mapped = true
+			for _, f := range []struct{ name, data string }{
+				{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+				{"setgroups", "deny"},
+				{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+			} {
+				if err := os.WriteFile(fmt.Sprintf("/proc/%d/%s", pid, f.name), []byte(f.data), 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		BeforeCommand: func() error { built = true; return nil },
+	})
+	outW.Close()
+	out := make([]byte, 4096)
+	n, _ := outR.Read(out)
+	if err != nil || code != 0 || !mapped || !built {
+		t.Fatalf("Run: code %d, err %v, mapped %v, built %v", code, err, mapped, built)
+	}
+	lines := strings.Fields(string(out[:n]))
+	if len(lines) != 4 || lines[0] != fmt.Sprint(uid) || lines[3] != fmt.Sprint(engineNamespaces) {
+		t.Errorf("inside: %q; want the map the supervisor wrote and max_user_namespaces %d", out[:n], engineNamespaces)
+	}
+
+	_, err = Run(spec, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no MapIDs") {
+		t.Errorf("Run without MapIDs: %v", err)
+	}
+}
