@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/stockade-dev/stockade/internal/mount"
 )
 
@@ -59,5 +61,55 @@ func TestEngineSpec(t *testing.T) {
 	_, err = Run(spec, Options{})
 	if err == nil || !strings.Contains(err.Error(), "no MapIDs") {
 		t.Errorf("Run without MapIDs: %v", err)
+	}
+}
+
+// TestEngineQuietAfterReap: with a container engine, the checks after a run
+// (OnQuiet) start only once init is reaped. Init's kill(-1) cannot reach the
+// engine's processes, which the kernel kills only when it tears down the
+// pid namespace as init is reaped: a container left running could otherwise
+// write the workdir while the placeholders are released and the checks run
+// (test/escape: containers_plant_after_exit). Without an engine, OnQuiet
+// comes as init says "quiet", before it is reaped.
+func TestEngineQuietAfterReap(t *testing.T) {
+	requireSandbox(t)
+	for _, engine := range []bool{true, false} {
+		spec, err := NewSpec(Config{
+			ID: "quiet1", Workdir: t.TempDir(), Home: "/nonexistent-home",
+			Argv: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin"},
+		}, mount.OS{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Engine = engine
+		var initPID int
+		var reapedAtQuiet, quiet bool
+		uid, gid := os.Getuid(), os.Getgid()
+		code, err := Run(spec, Options{
+			MapIDs: func(pid int) error {
+				for _, f := range []struct{ name, data string }{
+					{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+					{"setgroups", "deny"},
+					{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+				} {
+					if err := os.WriteFile(fmt.Sprintf("/proc/%d/%s", pid, f.name), []byte(f.data), 0); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			OnStart: func(pid int) error { initPID = pid; return nil },
+			OnQuiet: func() {
+				quiet = true
+				// A zombie still answers signal 0; a reaped init does not.
+				reapedAtQuiet = unix.Kill(initPID, 0) == unix.ESRCH
+			},
+		})
+		if err != nil || code != 0 || !quiet {
+			t.Fatalf("engine %v: Run = %d, %v; OnQuiet called: %v", engine, code, err, quiet)
+		}
+		if reapedAtQuiet != engine {
+			t.Errorf("engine %v: init reaped when OnQuiet ran: %v, want %v", engine, reapedAtQuiet, engine)
+		}
 	}
 }
