@@ -26,7 +26,7 @@ func TestEngineSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec.Engine = true
-	uid, gid := os.Getuid(), os.Getgid()
+	uid := os.Getuid()
 	var mapped, built bool
 	outR, outW, _ := os.Pipe()
 	defer outR.Close()
@@ -34,16 +34,7 @@ func TestEngineSpec(t *testing.T) {
 		Stdout: outW,
 		MapIDs: func(pid int) error {
 			mapped = true
-			for _, f := range []struct{ name, data string }{
-				{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
-				{"setgroups", "deny"},
-				{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
-			} {
-				if err := os.WriteFile(fmt.Sprintf("/proc/%d/%s", pid, f.name), []byte(f.data), 0); err != nil {
-					return err
-				}
-			}
-			return nil
+			return mapOwnIDs(pid)
 		},
 		BeforeCommand: func() error { built = true; return nil },
 	})
@@ -84,20 +75,8 @@ func TestEngineQuietAfterReap(t *testing.T) {
 		spec.Engine = engine
 		var initPID int
 		var reapedAtQuiet, quiet bool
-		uid, gid := os.Getuid(), os.Getgid()
 		code, err := Run(spec, Options{
-			MapIDs: func(pid int) error {
-				for _, f := range []struct{ name, data string }{
-					{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
-					{"setgroups", "deny"},
-					{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
-				} {
-					if err := os.WriteFile(fmt.Sprintf("/proc/%d/%s", pid, f.name), []byte(f.data), 0); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
+			MapIDs:  mapOwnIDs,
 			OnStart: func(pid int) error { initPID = pid; return nil },
 			OnQuiet: func() {
 				quiet = true
@@ -112,4 +91,20 @@ func TestEngineQuietAfterReap(t *testing.T) {
 			t.Errorf("engine %v: init reaped when OnQuiet ran: %v, want %v", engine, reapedAtQuiet, engine)
 		}
 	}
+}
+
+// mapOwnIDs writes init's maps as the supervisor does for an engine, with
+// only the user's own ids (what init writes itself without one).
+func mapOwnIDs(pid int) error {
+	uid, gid := os.Getuid(), os.Getgid()
+	for _, f := range []struct{ name, data string }{
+		{"uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"setgroups", "deny"},
+		{"gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/%s", pid, f.name), []byte(f.data), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
