@@ -46,7 +46,7 @@ type runCmd struct {
 }
 
 func (c *runCmd) Help() string {
-	return `Runs CMD in the sandbox, one of three ways:
+	return fmt.Sprintf(`Runs CMD in the sandbox, one of three ways:
 
   on a terminal   a session, attached to this terminal: ctrl-] detaches
                   and the session keeps running ('stockade attach -s ID'
@@ -63,15 +63,15 @@ could not be executed, 127 when it was not found.
 Inside: the workdir read-write, a persistent sandbox HOME of the project's
 own (--shared-home: one for every project), a fresh /tmp, the system
 directories read-only, no capabilities. The network (--network proxy, the
-default) is loopback plus stockade's HTTP proxy (127.0.0.1:3128), SOCKS5
-proxy (127.0.0.1:1080) and DNS stub, which let out only what --agent-allow
+default) is loopback plus stockade's HTTP proxy (%[1]s), SOCKS5
+proxy (%[2]s) and DNS stub, which let out only what --agent-allow
 names (--agent-policy deny, the default); --network none leaves loopback
 only.
 
 Examples:
   stockade run --memory 4g -- make test
   stockade run --agent-allow example.com -- curl -sI https://example.com
-  stockade run -d -- sh -c 'make all > build.log'`
+  stockade run -d -- sh -c 'make all > build.log'`, sandboxnet.HTTPProxyAddr, sandboxnet.SOCKS5Addr)
 }
 
 func (c *runCmd) Run() error {
