@@ -20,7 +20,7 @@ var forbidden = []string{"runtime/cgo"}
 // deps lists the packages cmd/stockade links with env added.
 func deps(t *testing.T, env ...string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd := exec.Command("go", "list", "-buildvcs=false", "-deps", ".") // see testenv.BuildWith
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
