@@ -136,7 +136,9 @@ func New(h Host, log *os.File) *Engine { return &Engine{host: h, log: log} }
 
 // MapIDs writes the sandbox init's id maps (sandbox.Options.MapIDs) and
 // opens its namespaces for the launcher to join later: both while init
-// is still dumpable, so that /proc/PID is its owner's.
+// is still dumpable, so that /proc/PID is its owner's. /proc/PID names
+// init and nothing else: it is our child, not yet reaped, so its pid
+// cannot have been reused, and procfs holds no link the sandbox made.
 func (e *Engine) MapIDs(pid int) error {
 	p := strconv.Itoa(pid)
 	if e.host.UID == 0 {

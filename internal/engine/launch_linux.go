@@ -149,6 +149,11 @@ func idMaps(m []Mapping) []syscall.SysProcIDMap {
 // directory only the launcher's uid may change; the engine takes it over
 // as an activated socket, so a client connecting before the engine is up
 // waits instead of failing.
+//
+// Plain paths are safe here: the launcher runs before the Wired stage
+// returns, and init starts the command only after it, so no process of the
+// sandbox exists yet to plant a link; /run is the sandbox's own tmpfs,
+// fresh for every run (a session's restart included), never a host tree.
 func listen(uid, gid int) (*os.File, error) {
 	dir := filepath.Dir(Socket)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
