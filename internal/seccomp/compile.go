@@ -39,18 +39,20 @@ func argHigh(i int) uint32 { return uint32(offArgs + 8*i + 4) }
 //
 //	arch != arch's AUDIT_ARCH          -> KillProcess
 //	x86_64: nr has the x32 bit         -> KillProcess (nr -1 excepted: it is a no-op)
-//	for each system call p names, first those with conditions on arguments,
-//	then the others, each in order of first appearance:
-//	    nr == N ? try its rules in order, else p.DefaultAction
+//	a binary search on nr over the system calls p names, down to runs of
+//	at most leafCalls of them, each tried in turn:
+//	    nr == N ? try its rules in order, else the next
 //	p.DefaultAction
 //
 // Names that arch never had (see arm64Absent) are skipped. Each system call
-// has one block that ends in a return, so a call is compared with every
-// number only until its own block, and a call whose verdict does not depend
-// on its arguments never loads one: the kernel then caches an allow and never
-// runs the filter for that call again. The calls that keep running it are
-// those with conditions (ioctl, sendto, recvfrom, ...), hence their place at
-// the front; a denied call fails, and may take its time.
+// has one block that ends in a return, and a call whose verdict does not
+// depend on its arguments never loads one: the kernel then caches its
+// verdict and never runs the filter for that call again. The search keeps
+// what every call runs short, a dozen jumps for any number: the calls with
+// conditions (ioctl, sendto, recvfrom, ...) run it at every call, and when
+// the filter is loaded the kernel runs it once for every system call number
+// to fill that cache, under a lock with interrupts off. A chain of
+// comparisons in profile order cost the sandbox's start 0.1 ms there.
 func Compile(p Profile, arch Arch) ([]Instruction, error) {
 	info, ok := arches[arch]
 	if !ok {
@@ -76,22 +78,15 @@ func Compile(p Profile, arch Arch) ([]Instruction, error) {
 			jump(opJeqK, 0xffffffff, 1, 0),
 			stmt(opRetK, uint32(KillProcess)))
 	}
-	for _, g := range groups {
+	blocks := make([]block, len(groups))
+	for i, g := range groups {
 		body, err := g.compile(p.DefaultAction)
 		if err != nil {
 			return nil, fmt.Errorf("compiling seccomp filter for %v: system call %s: %w", arch, g.name, err)
 		}
-		// The accumulator holds nr here, and still does after a skipped
-		// body. A body too long for the 8-bit false branch is entered by
-		// the true branch and skipped by an unconditional jump instead.
-		if len(body) <= maxJump {
-			prog = append(prog, jump(opJeqK, g.nr, 0, uint8(len(body))))
-		} else {
-			prog = append(prog, jump(opJeqK, g.nr, 1, 0), stmt(opJa, uint32(len(body))))
-		}
-		prog = append(prog, body...)
+		blocks[i] = block{nr: g.nr, body: body}
 	}
-	prog = append(prog, stmt(opRetK, uint32(p.DefaultAction)))
+	prog = append(prog, search(blocks, p.DefaultAction)...)
 	if len(prog) > maxInstructions {
 		return nil, fmt.Errorf("compiling seccomp filter for %v: %d instructions, the kernel accepts at most %d",
 			arch, len(prog), maxInstructions)
@@ -99,14 +94,51 @@ func Compile(p Profile, arch Arch) ([]Instruction, error) {
 	return prog, nil
 }
 
+// leafCalls is the most system calls the search leaves to a chain of
+// comparisons: below it, a comparison more in the chain costs less than a
+// level more of the search.
+const leafCalls = 4
+
+// block is the compiled rules of one system call.
+type block struct {
+	nr   uint32
+	body []Instruction
+}
+
+// search returns the code that finds nr among blocks, sorted by nr, and runs
+// its block, or returns def when it is none of them. The accumulator holds
+// nr on entry, and still does wherever the search jumps.
+func search(blocks []block, def Action) []Instruction {
+	if len(blocks) <= leafCalls {
+		var out []Instruction
+		for _, b := range blocks {
+			// A body too long for the 8-bit false branch is entered
+			// by the true branch and skipped by an unconditional jump.
+			if len(b.body) <= maxJump {
+				out = append(out, jump(opJeqK, b.nr, 0, uint8(len(b.body))))
+			} else {
+				out = append(out, jump(opJeqK, b.nr, 1, 0), stmt(opJa, uint32(len(b.body))))
+			}
+			out = append(out, b.body...)
+		}
+		return append(out, stmt(opRetK, uint32(def)))
+	}
+	mid := len(blocks) / 2
+	below, above := search(blocks[:mid], def), search(blocks[mid:], def)
+	var out []Instruction
+	if len(below) <= maxJump {
+		out = append(out, jump(opJgeK, blocks[mid].nr, uint8(len(below)), 0))
+	} else {
+		out = append(out, jump(opJgeK, blocks[mid].nr, 0, 1), stmt(opJa, uint32(len(below))))
+	}
+	return append(append(out, below...), above...)
+}
+
 // group is every rule for one system call number, in profile order.
 type group struct {
 	name  string
 	nr    uint32
 	rules []Rule
-	// conditional: some rule looks at arguments, so the verdict of the call
-	// is not cached and the filter runs at every call.
-	conditional bool
 }
 
 func groupByNumber(p Profile, info archInfo) ([]*group, error) {
@@ -128,17 +160,16 @@ func groupByNumber(p Profile, info archInfo) ([]*group, error) {
 				groups = append(groups, g)
 			}
 			g.rules = append(g.rules, r)
-			g.conditional = g.conditional || len(r.Args) > 0
 		}
 	}
-	slices.SortStableFunc(groups, func(x, y *group) int {
+	slices.SortFunc(groups, func(x, y *group) int {
 		switch {
-		case x.conditional == y.conditional:
-			return 0
-		case x.conditional:
+		case x.nr < y.nr:
 			return -1
+		case x.nr > y.nr:
+			return 1
 		}
-		return 1
+		return 0
 	})
 	return groups, nil
 }
