@@ -148,7 +148,7 @@ func (r *Record) write() {
 		r.mu.Lock()
 		r.end(&sess)
 		r.mu.Unlock()
-		if err := store.write(sess); err != nil {
+		if err := store.rewrite(sess); err != nil {
 			r.fail(err)
 		}
 	}
