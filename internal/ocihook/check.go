@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -314,10 +313,23 @@ func checkRlimits(s *Spec, _ *Facts) (string, string) {
 	return "", ""
 }
 
-var digestRef = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+// pinned reports whether ref ends in @sha256: and 64 lowercase hex digits.
+// (No regexp: compiling one at start-up cost every stockade command.)
+func pinned(ref string) bool {
+	const prefix = "@sha256:"
+	if len(ref) < len(prefix)+64 || ref[len(ref)-64-len(prefix):len(ref)-64] != prefix {
+		return false
+	}
+	for _, c := range ref[len(ref)-64:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func checkImage(_ *Spec, f *Facts) (string, string) {
-	if f.RequireDigest && !digestRef.MatchString(f.Image) {
+	if f.RequireDigest && !pinned(f.Image) {
 		return "image", fmt.Sprintf("%q is not pinned by digest (--require-digest): use NAME@sha256:...", f.Image)
 	}
 	return "", ""

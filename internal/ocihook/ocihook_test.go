@@ -319,3 +319,22 @@ func TestPrecreateDropsContainerHooks(t *testing.T) {
 		t.Errorf("hooks after precreate: %v", hooks)
 	}
 }
+
+func TestPinned(t *testing.T) {
+	hex := strings.Repeat("0a", 32)
+	for ref, want := range map[string]bool{
+		"r.test/busybox@sha256:" + hex:                  true,
+		"@sha256:" + hex:                                true,
+		"r.test/busybox:1.36":                           false,
+		"r.test/busybox@sha256:" + hex[:63]:             false,
+		"r.test/busybox@sha256:" + strings.ToUpper(hex): false,
+		"r.test/busybox@sha256:" + hex + "x":            false,
+		"r.test/busybox@sha512:" + hex:                  false,
+		"r.test/busybox:sha256:" + hex:                  false,
+		"r.test/busybox@sha256:" + hex[:62] + "g0":      false,
+	} {
+		if got := pinned(ref); got != want {
+			t.Errorf("pinned(%q) = %v, want %v", ref, got, want)
+		}
+	}
+}
