@@ -52,6 +52,8 @@ func Split(missing []MissingPath) []Placeholder {
 func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 	var made []Placeholder
 	stash.prepare()
+	stash, closeStash := stash.open()
+	defer closeStash()
 	dirs := newParents()
 	defer dirs.close()
 	for _, p := range planned {
@@ -82,11 +84,14 @@ func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 // in the last minute when it allocates one), and a harness or an agent may
 // start many short runs in a row. A stash on another filesystem than the
 // project (EXDEV), or the zero Stash, makes and removes as usual.
-type Stash struct{ Dir string }
+type Stash struct {
+	Dir string
+	fd  int // Dir, opened for a batch of moves (open); 0 when not
+}
 
-// key is where the placeholder for p waits in the stash: one per path and
+// name is the name in the stash of the placeholder for p: one per path and
 // kind.
-func (s Stash) key(p Placeholder) string {
+func (s Stash) name(p Placeholder) string {
 	kind := "f"
 	if p.Dir {
 		kind = "d"
@@ -94,7 +99,7 @@ func (s Stash) key(p Placeholder) string {
 		kind = "j"
 	}
 	h := sha256.Sum256([]byte(p.Path))
-	return filepath.Join(s.Dir, hex.EncodeToString(h[:12])+"."+kind)
+	return hex.EncodeToString(h[:12]) + "." + kind
 }
 
 func (s Stash) prepare() {
@@ -129,6 +134,8 @@ type placeholderStat struct {
 // under its lock anyway.)
 func RemovePlaceholders(ps []Placeholder, stash Stash) error {
 	var errs []error
+	stash, closeStash := stash.open()
+	defer closeStash()
 	dirs := newParents()
 	defer dirs.close()
 	for _, ph := range ps {

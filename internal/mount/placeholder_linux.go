@@ -151,6 +151,30 @@ func createRenamed(dirfd int, name, content string) error {
 	return err
 }
 
+// open opens the stash's directory for a batch of moves, which then name
+// their end in it instead of walking its path each time. The user's own
+// state directory is not the sandbox's to change, and a stash that cannot
+// be opened is only slower.
+func (s Stash) open() (Stash, func()) {
+	if s.Dir == "" || s.fd > 0 {
+		return s, func() {}
+	}
+	fd, err := unix.Open(s.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return s, func() {}
+	}
+	s.fd = fd
+	return s, func() { unix.Close(fd) }
+}
+
+// at is where the placeholder for p waits in the stash, for an *at call.
+func (s Stash) at(p Placeholder) (int, string) {
+	if s.fd > 0 {
+		return s.fd, s.name(p)
+	}
+	return unix.AT_FDCWD, filepath.Join(s.Dir, s.name(p))
+}
+
 // take moves p's placeholder from the stash into place, unless something
 // is there already.
 func (s Stash) take(p Placeholder, ps parents) (Placeholder, error) {
@@ -161,7 +185,8 @@ func (s Stash) take(p Placeholder, ps parents) (Placeholder, error) {
 	if err != nil {
 		return Placeholder{}, err
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, s.key(p), dir.Fd(), name, unix.RENAME_NOREPLACE); err != nil {
+	sfd, sname := s.at(p)
+	if err := unix.Renameat2(sfd, sname, dir.Fd(), name, unix.RENAME_NOREPLACE); err != nil {
 		if err == unix.EEXIST {
 			return Placeholder{}, &fs.PathError{Op: "rename", Path: p.Path, Err: fs.ErrExist}
 		}
@@ -201,9 +226,10 @@ func removePlaceholder(ph Placeholder, stash Stash, ps parents) error {
 		}
 		return fmt.Errorf("placeholder %s changed outside the sandbox while it ran; moved to %s: review it, and rename it back if you trust it", ph.Path, dir.Join(to))
 	}
-	if (ph.Dir || st.nlink == 1) && sameContent(fd, name, ph.Path) && stash.Dir != "" &&
-		unix.Renameat2(fd, name, unix.AT_FDCWD, stash.key(ph), unix.RENAME_NOREPLACE) == nil {
-		return nil
+	if (ph.Dir || st.nlink == 1) && sameContent(fd, name, ph.Path) && stash.Dir != "" {
+		if sfd, sname := stash.at(ph); unix.Renameat2(fd, name, sfd, sname, unix.RENAME_NOREPLACE) == nil {
+			return nil
+		}
 	}
 	flags := 0
 	if ph.Dir {

@@ -23,6 +23,8 @@ func removePlaceholder(Placeholder, Stash, parents) error { return errNotSupport
 
 func (s Stash) take(Placeholder, parents) (Placeholder, error) { return Placeholder{}, errNotSupported }
 
+func (s Stash) open() (Stash, func()) { return s, func() {} }
+
 // Unchanged reports false here.
 func Unchanged(Placeholder) bool { return false }
 
