@@ -109,11 +109,13 @@ func newResolved(p Policy) Resolved {
 	for _, k := range listKeys {
 		r.ListSources[k] = []Entry{}
 	}
-	for _, v := range p.Protect {
-		r.addEntry("protect", v, SourceDefault)
-	}
-	for _, v := range p.Mask {
-		r.addEntry("mask", v, SourceDefault)
+	// The built-in tables hold no duplicates (TestTables): no lookups.
+	for key, vs := range map[string][]string{"protect": p.Protect, "mask": p.Mask} {
+		es := make([]Entry, len(vs), len(vs)+8)
+		for i, v := range vs {
+			es[i] = Entry{Value: v, Source: SourceDefault}
+		}
+		r.ListSources[key] = es
 	}
 	return r
 }

@@ -80,8 +80,12 @@ func check(p Policy, home string, stat func(string) (fs.FileInfo, error)) *probl
 	for _, l := range []struct {
 		key      string
 		patterns []string
-	}{{"protect", p.Protect}, {"mask", p.Mask}, {"unmask", p.Unmask}} {
-		for _, v := range l.patterns {
+		builtin  []string // the table the list starts with, valid (TestTables)
+	}{{"protect", p.Protect, defaultProtect}, {"mask", p.Mask, defaultMask}, {"unmask", p.Unmask, nil}} {
+		for i, v := range l.patterns {
+			if i < len(l.builtin) && v == l.builtin[i] {
+				continue
+			}
 			c, err := Pattern(v)
 			if err != nil {
 				return &problem{l.key, v, err.Error()}
