@@ -116,7 +116,7 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng
 	if pr.err == nil && st.Planned != nil {
 		pr.err = st.Planned()
 	}
-	reviewTaken, review := reviewAt(j, h)
+	reviewTaken, reviewCheck, review := reviewAt(j, h)
 	var closers []io.Closer
 	gone := false // the sandbox ran and is gone: the checks are its
 	defer func() {
@@ -176,10 +176,20 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng
 			}
 		},
 		OnQuiet: func() {
-			pr.removeSoon()
 			if st.CommandExited != nil {
 				st.CommandExited()
 			}
+			// Nothing inside can act any more: the listeners close
+			// and the files to run soon are read again beside the
+			// placeholders' release, which runs here, on init's
+			// messages, with no hand-off to another thread.
+			go func() {
+				for _, c := range closers {
+					c.Close()
+				}
+				reviewCheck()
+			}()
+			pr.removeSoon()
 		},
 	})
 	if err != nil {
@@ -348,13 +358,14 @@ func (pr *prepared) recorded() error {
 }
 
 // removeSoon restores the snapshot, removes the placeholders, then runs
-// the checks of what the command left behind. It is called once no process
-// of the sandbox is left (init says so before it exits, so the checks run
-// while the kernel tears the namespaces down), or at cleanup: nothing
-// inside can undo the restore or change what the checks read.
+// the checks of what the command left behind, and returns when they are
+// done. It is called once no process of the sandbox is left (init says so
+// before it exits, so the checks run while the kernel tears the namespaces
+// down), or at cleanup: nothing inside can undo the restore or change what
+// the checks read.
 func (pr *prepared) removeSoon() {
 	pr.once.Do(func() {
-		go func() {
+		func() {
 			defer close(pr.done)
 			pr.ready()
 			if pr.snap != nil {

@@ -1,16 +1,21 @@
 package job
 
-import "github.com/stockade-dev/stockade/internal/review"
+import (
+	"sync"
+
+	"github.com/stockade-dev/stockade/internal/review"
+)
 
 // reviewAt takes a snapshot of the files in the workdir that the user will
 // soon run (CI workflows, a virtualenv's startup files, node_modules/.bin)
-// and returns what reports their changes: one finding each (OnFinding).
-// Call the result only once the sandbox is gone, so that nothing inside can
-// change them after the report.
+// and returns what reads them again (check) and what reports their changes,
+// one finding each (OnFinding; report checks first if check was not
+// called). Call either only once nothing in the sandbox can act any more,
+// so that nothing inside can change them after the check.
 //
 // The snapshot is taken while init starts; taken() waits for it, and the
 // command starts only after that.
-func reviewAt(j Job, h Hooks) (taken func(), report func()) {
+func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 	var snap *review.Snapshot
 	done := make(chan struct{})
 	go func() {
@@ -21,12 +26,21 @@ func reviewAt(j Job, h Hooks) (taken func(), report func()) {
 			h.Warn("the files you run soon (CI workflows, .venv, node_modules/.bin) are not reviewed at exit: %v", err)
 		}
 	}()
-	return func() { <-done }, func() {
+	var (
+		changes []review.Change
+		err     error
+	)
+	check = sync.OnceFunc(func() {
 		<-done
+		if snap != nil {
+			changes, err = snap.After()
+		}
+	})
+	return func() { <-done }, check, func() {
+		check()
 		if snap == nil {
 			return
 		}
-		changes, err := snap.After()
 		if err != nil {
 			if h.Warn != nil {
 				h.Warn("reviewing the files you run soon: %v", err)
