@@ -45,7 +45,7 @@ func Allowlist(names []string, arch Arch) (Profile, error) {
 // allowlist can name there.
 func Syscalls(arch Arch) []string {
 	var names []string
-	for name := range arches[arch].numbers {
+	for name := range arches[arch].numbers() {
 		names = append(names, name)
 	}
 	slices.Sort(names)

@@ -26,7 +26,7 @@ type archInfo struct {
 	// shares auditArch (x86_64's x32). The filter kills them: a profile
 	// written for one numbering would not apply to the other.
 	x32Bit  uint32
-	numbers map[string]uint32
+	numbers func() map[string]uint32
 	// absent lists calls the profile may name that this ABI never had
 	// (arm64 has only the *at forms). Compile skips them.
 	absent []string
@@ -62,7 +62,7 @@ func NativeArch() (Arch, error) {
 
 // lookup returns the number of the call name, and whether the arch has it.
 func (info archInfo) lookup(name string) (nr uint32, ok bool) {
-	nr, ok = info.numbers[name]
+	nr, ok = info.numbers()[name]
 	return nr, ok
 }
 

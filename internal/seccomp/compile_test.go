@@ -342,7 +342,7 @@ func TestSearchCost(t *testing.T) {
 		}
 		conditional := map[uint32]bool{}
 		maxNr := uint32(0)
-		for _, nr := range arches[arch].numbers {
+		for _, nr := range arches[arch].numbers() {
 			maxNr = max(maxNr, nr)
 		}
 		for _, rule := range Default().Rules {

@@ -54,7 +54,7 @@ func TestArchTables(t *testing.T) {
 			}
 		}
 		byNr := make(map[uint32]string)
-		for name, nr := range info.numbers {
+		for name, nr := range info.numbers() {
 			if other, dup := byNr[nr]; dup {
 				t.Errorf("%v: %s and %s share number %d", arch, name, other, nr)
 			}

@@ -7,8 +7,8 @@ import "testing"
 func checkNumbers(t *testing.T, arch Arch, want map[string]uint32) {
 	t.Helper()
 	info := arches[arch]
-	if len(info.numbers) != len(want) {
-		t.Errorf("%v table has %d names, unix has %d of them", arch, len(info.numbers), len(want))
+	if len(info.numbers()) != len(want) {
+		t.Errorf("%v table has %d names, unix has %d of them", arch, len(info.numbers()), len(want))
 	}
 	for name, nr := range want {
 		if got, ok := info.lookup(name); !ok || got != nr {

@@ -123,7 +123,7 @@ var victimCases = []victimCase{
 	{name: "mknodat(S_IFIFO)", call: mknodTemp(unix.S_IFIFO)},
 	{name: "sendto(MSG_OOB)", want: unix.EPERM, call: func() error { return sendPair(unix.MSG_OOB) }},
 	{name: "sendto", call: func() error { return sendPair(0) }},
-	{name: "modify_ldt", want: unix.EPERM, amd64: true, call: rawCall(uintptr(amd64Numbers["modify_ldt"]), 0, 0, 0)},
+	{name: "modify_ldt", want: unix.EPERM, amd64: true, call: rawCall(uintptr(amd64Numbers()["modify_ldt"]), 0, 0, 0)},
 	{name: "kcmp", want: unix.EPERM, call: func() error {
 		const kcmpVM = 1
 		pid := uintptr(unix.Getpid())
