@@ -49,6 +49,11 @@ type Job struct {
 	// whose output goes to EngineLog.
 	Containers bool   `json:"containers,omitempty"`
 	EngineLog  string `json:"engine_log,omitempty"`
+	// SSH, when set, gives the sandbox an SSH agent: a filter (package
+	// sshagent) in front of the user's own, which Services serves.
+	SSH *SSHAgent `json:"ssh,omitempty"`
+
+	sshDir string // the filter's socket directory, once Services made it
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -258,6 +263,7 @@ func prepare(j Job, h Hooks) *prepared {
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
 		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
+		SSHAgentDir: j.sshDir,
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	cfg.Passwd, cfg.Group = sandbox.Accounts()

@@ -40,6 +40,11 @@ type Config struct {
 	// Passwd and Group replace /etc/passwd and /etc/group inside
 	// (mount.Config; see Accounts).
 	Passwd, Group string
+	// SSHAgentDir, when set, is the host directory of the SSH agent
+	// filter's socket, which the sandbox sees read-only at
+	// sandboxnet.SSHAgentDir: it can connect to the socket, and neither
+	// remove nor replace it.
+	SSHAgentDir string
 	// Scan, when set, is the scan of the trees the plan is made from
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
@@ -48,7 +53,12 @@ type Config struct {
 
 // MountConfig is the mount planner's part of c.
 func (c Config) MountConfig() mount.Config {
-	return mount.Config{
+	var services []mount.Mount
+	if c.SSHAgentDir != "" {
+		services = append(services, mount.Mount{Kind: mount.Bind, Source: c.SSHAgentDir, Target: sandboxnet.SSHAgentDir,
+			ReadOnly: true, IsDir: true, Why: "--ssh: the agent filter's socket"})
+	}
+	return mount.Config{Services: services,
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,

@@ -26,6 +26,14 @@ const (
 	AuthAddr = Host + ":2376" // the auth proxy
 )
 
+// SSHAgentDir is where the sandbox sees, read-only, the directory of the
+// socket of the SSH agent filter (--ssh, package sshagent), and
+// SSHAgentSock is that socket: the sandbox's SSH_AUTH_SOCK.
+const (
+	SSHAgentDir  = "/run/stockade/ssh-agent"
+	SSHAgentSock = SSHAgentDir + "/agent.sock"
+)
+
 // AuthURL is the base URL of the auth proxy; route R is AuthURL + "/R".
 const AuthURL = "http://" + AuthAddr
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Config is what the filter needs.
@@ -322,4 +323,33 @@ func (s *conn) denied(request, reason string) {
 		f["request"] = request
 	}
 	s.a.cfg.Audit("ssh_denied", f)
+}
+
+// List returns the fingerprints of the keys the agent at sock holds.
+func List(sock string) ([]string, error) {
+	c, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := writeMessage(c, []byte{msgRequestIdentities}); err != nil {
+		return nil, err
+	}
+	reply, err := readMessage(c)
+	if err != nil {
+		return nil, err
+	}
+	if reply[0] == msgFailure {
+		return nil, errors.New("it refused to list its keys (locked?)")
+	}
+	ids, err := parseIdentities(reply)
+	if err != nil {
+		return nil, fmt.Errorf("its answer: %w", err)
+	}
+	fps := make([]string, len(ids))
+	for i, id := range ids {
+		fps[i] = Fingerprint(id.blob)
+	}
+	return fps, nil
 }
