@@ -20,6 +20,7 @@ declare -A need=(
 	[docker]=docker.io [busybox]=busybox-static
 	# run --ssh: a real agent, keys and signatures on both sides
 	[ssh-agent]=openssh-client [ssh-add]=openssh-client [ssh-keygen]=openssh-client
+	[gh]=gh # run --gh: the GitHub CLI through the auth proxy
 )
 missing=()
 for cmd in "${!need[@]}"; do

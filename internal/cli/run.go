@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -31,6 +32,7 @@ import (
 type runCmd struct {
 	policyFlags
 	sshFlags
+	ghFlags
 	Detach     bool     `short:"d" help:"Start a session in the background and print its ID."`
 	Tripwire   bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
 	Containers bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
@@ -200,6 +202,10 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
+	gh, err := c.ghFlags.github(r.Policy)
+	if err != nil {
+		return job.Job{}, r, "", err
+	}
 	if err := checkLimits(r); err != nil {
 		return job.Job{}, r, "", err
 	}
@@ -250,6 +256,16 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		extra["SSH_AUTH_SOCK"] = sandboxnet.SSHAgentSock
 		c.loosened = append(c.loosened, sshLoosened)
 	}
+	if gh != nil {
+		for k, v := range gh.env {
+			extra[k] = v
+		}
+		for _, l := range gh.loosened {
+			if !slices.Contains(c.loosened, l) {
+				c.loosened = append(c.loosened, l)
+			}
+		}
+	}
 	if c.Containers {
 		for _, kv := range engine.Env() {
 			k, v, _ := strings.Cut(kv, "=")
@@ -261,6 +277,9 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
 		Home: home, HomeSource: sandboxHome.Path, Records: job.RecordsDir(stateHome(home)),
 		Argv: argv, Env: env, SSH: ssh,
+	}
+	if gh != nil {
+		gh.add(&j)
 	}
 	if c.Containers {
 		j.Containers = true

@@ -12,6 +12,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/sshagent"
 )
 
@@ -51,7 +52,7 @@ type Services struct {
 	// SSH is the SSH agent filter, nil unless the job asks for it.
 	SSH *sshagent.Agent
 
-	sshDir string // where SSH's socket is
+	socketDirs []sandbox.SocketDir // the services' socket directories, removed at Close
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
 
@@ -115,7 +116,15 @@ func Compose(j Job, w Wiring) (*Services, error) {
 		if err != nil {
 			return fail(err)
 		}
-		s.SSH, s.sshDir = a, dir
+		s.SSH = a
+		s.socketDirs = append(s.socketDirs, sandbox.SocketDir{Source: dir, Target: sandboxnet.SSHAgentDir, Why: "--ssh: the agent filter's socket"})
+	}
+	if j.GitHub && s.Auth != nil {
+		dir, err := serveGitHub(s.Auth)
+		if err != nil {
+			return fail(err)
+		}
+		s.socketDirs = append(s.socketDirs, sandbox.SocketDir{Source: dir, Target: sandboxnet.GitHubDir, Why: "--gh: the auth proxy's socket for gh"})
 	}
 	if j.Containers {
 		h, err := engine.Check()
@@ -188,7 +197,7 @@ func (s *Services) Run(h Hooks) (int, error) {
 		eng = engine.New(*s.engine, log)
 	}
 	j := s.job
-	j.sshDir = s.sshDir
+	j.socketDirs = s.socketDirs
 	return run(j, h, s.cgroup, serve, eng)
 }
 
@@ -213,7 +222,9 @@ func (s *Services) CloseProxies() {
 	}
 	if s.SSH != nil {
 		s.SSH.Close()
-		os.RemoveAll(s.sshDir)
+	}
+	for _, d := range s.socketDirs {
+		os.RemoveAll(d.Source)
 	}
 }
 

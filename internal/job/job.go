@@ -53,7 +53,11 @@ type Job struct {
 	// sshagent) in front of the user's own, which Services serves.
 	SSH *SSHAgent `json:"ssh,omitempty"`
 
-	sshDir string // the filter's socket directory, once Services made it
+	// GitHub serves the auth proxy's github route also on the unix socket
+	// the gh CLI is told to use (--gh).
+	GitHub bool `json:"github,omitempty"`
+
+	socketDirs []sandbox.SocketDir // the services' socket directories, once Services made them
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -263,7 +267,7 @@ func prepare(j Job, h Hooks) *prepared {
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
 		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
-		SSHAgentDir: j.sshDir,
+		SocketDirs: j.socketDirs,
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	cfg.Passwd, cfg.Group = sandbox.Accounts()

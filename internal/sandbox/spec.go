@@ -40,23 +40,29 @@ type Config struct {
 	// Passwd and Group replace /etc/passwd and /etc/group inside
 	// (mount.Config; see Accounts).
 	Passwd, Group string
-	// SSHAgentDir, when set, is the host directory of the SSH agent
-	// filter's socket, which the sandbox sees read-only at
-	// sandboxnet.SSHAgentDir: it can connect to the socket, and neither
-	// remove nor replace it.
-	SSHAgentDir string
+	// SocketDirs are host directories of sockets the supervisor serves
+	// (the SSH agent filter's, gh's), which the sandbox sees read-only: it
+	// can connect to the sockets, and neither remove nor replace them.
+	SocketDirs []SocketDir
 	// Scan, when set, is the scan of the trees the plan is made from
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
 	Scan *mount.Scan
 }
 
+// SocketDir is a directory of sockets served from the host.
+type SocketDir struct {
+	Source string // on the host: a private directory the supervisor made
+	Target string // inside (sandboxnet)
+	Why    string // the flag that asked for it
+}
+
 // MountConfig is the mount planner's part of c.
 func (c Config) MountConfig() mount.Config {
 	var services []mount.Mount
-	if c.SSHAgentDir != "" {
-		services = append(services, mount.Mount{Kind: mount.Bind, Source: c.SSHAgentDir, Target: sandboxnet.SSHAgentDir,
-			ReadOnly: true, IsDir: true, Why: "--ssh: the agent filter's socket"})
+	for _, d := range c.SocketDirs {
+		services = append(services, mount.Mount{Kind: mount.Bind, Source: d.Source, Target: d.Target,
+			ReadOnly: true, IsDir: true, Why: d.Why})
 	}
 	return mount.Config{Services: services,
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,

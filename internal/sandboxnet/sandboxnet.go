@@ -34,6 +34,14 @@ const (
 	SSHAgentSock = SSHAgentDir + "/agent.sock"
 )
 
+// GitHubDir is where the sandbox sees, read-only, the directory of the
+// auth proxy's socket for the gh CLI (--gh) and gh's configuration, which
+// names it (GH_CONFIG_DIR); GitHubSock is that socket.
+const (
+	GitHubDir  = "/run/stockade/gh"
+	GitHubSock = GitHubDir + "/http.sock"
+)
+
 // AuthURL is the base URL of the auth proxy; route R is AuthURL + "/R".
 const AuthURL = "http://" + AuthAddr
 
