@@ -19,7 +19,7 @@ declare -A need=(
 	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns
 	[docker]=docker.io [busybox]=busybox-static
 	# run --ssh: a real agent, keys and signatures on both sides
-	[ssh-agent]=openssh-client [ssh-add]=openssh-client [ssh-keygen]=openssh-client
+	[ssh-agent]=openssh-client [ssh-add]=openssh-client [ssh-keygen]=openssh-client [sshd]=openssh-server
 	[gh]=gh # run --gh: the GitHub CLI through the auth proxy
 )
 missing=()
