@@ -7,6 +7,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/accept"
 )
 
 // Config is what the filter needs.
@@ -21,7 +23,8 @@ type Config struct {
 	// Audit hears ssh_sign and ssh_denied events; nil drops them.
 	Audit func(event string, fields map[string]any)
 	// MaxConns caps the client connections at once (each holds one to the
-	// user's agent); a connection over it is closed. 0: 64.
+	// user's agent); a connection over it is answered SSH_AGENT_FAILURE
+	// and closed, and the first one is a warning event. 0: 64.
 	MaxConns int
 }
 
@@ -29,7 +32,7 @@ type Config struct {
 type Agent struct {
 	cfg     Config
 	allowed map[string]bool // nil: every key
-	slots   chan struct{}
+	clients *accept.Cap
 
 	mu     sync.Mutex
 	closed bool
@@ -55,15 +58,21 @@ func New(cfg Config) (*Agent, error) {
 	if a.cfg.MaxConns <= 0 {
 		a.cfg.MaxConns = 64
 	}
-	a.slots = make(chan struct{}, a.cfg.MaxConns)
 	if a.cfg.Audit == nil {
 		a.cfg.Audit = func(string, map[string]any) {}
 	}
+	a.clients = accept.NewCap(a.cfg.MaxConns, func(max int) {
+		a.cfg.Audit("warning", map[string]any{"message": fmt.Sprintf(
+			"ssh agent filter: %d connections open, its cap; further connections are refused until some close", max)})
+	})
 	return a, nil
 }
 
 // Serve answers the connections of ln until Close; it returns nil then.
+// Accept errors that pass (out of descriptors) are retried
+// (internal/accept).
 func (a *Agent) Serve(ln net.Listener) error {
+	ln = a.clients.Listen(ln, func(c net.Conn) { writeMessage(c, failure) })
 	if !a.hold(ln) {
 		ln.Close()
 		return nil
@@ -75,25 +84,13 @@ func (a *Agent) Serve(ln net.Listener) error {
 			if a.isClosed() {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
 			return fmt.Errorf("accepting agent connections: %w", err)
-		}
-		select {
-		case a.slots <- struct{}{}:
-		default:
-			c.Close() // over the cap
-			continue
 		}
 		if !a.hold(c) {
 			c.Close()
-			<-a.slots
 			return nil
 		}
 		a.wg.Go(func() {
-			defer func() { <-a.slots }()
 			defer a.release(c)
 			s := &conn{a: a, client: c}
 			s.serve()

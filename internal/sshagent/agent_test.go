@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/testenv"
 )
@@ -322,5 +323,61 @@ func TestValidFingerprint(t *testing.T) {
 		if ValidFingerprint(s) != want {
 			t.Errorf("ValidFingerprint(%q) = %v", s, !want)
 		}
+	}
+}
+
+// TestFilterCap: connections over the cap are refused, and the filter
+// serves again once some close.
+func TestFilterCap(t *testing.T) {
+	up := testenv.StartSSHAgent(t)
+	ev := &events{}
+	a, err := New(Config{Upstream: up.Sock, Audit: ev.log, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "a.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.Serve(ln)
+	defer a.Close()
+	list := func(c net.Conn) []byte {
+		writeMessage(c, []byte{msgRequestIdentities})
+		reply, _ := readMessage(c)
+		return reply
+	}
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if r := list(c); len(r) == 0 || r[0] != msgIdentitiesAnswer {
+			t.Fatalf("under the cap: %v", r)
+		}
+		held = append(held, c)
+	}
+	over, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := readMessage(over); !bytes.Equal(r, failure) {
+		t.Errorf("over the cap: %v, want SSH_AGENT_FAILURE", r)
+	}
+	over.Close()
+	if len(ev.find("warning")) != 1 {
+		t.Errorf("no warning at the cap: %v", ev.all)
+	}
+	held[0].Close()
+	// Its place is free once the filter has seen it close.
+	for deadline := time.Now().Add(10 * time.Second); a.clients.Open() >= 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection still holds its place")
+		}
+	}
+	if out, err := sshTool(t, sock, "", "ssh-add", "-l"); err != nil || !strings.Contains(out, up.Fingerprint) {
+		t.Errorf("after a close: %v\n%s", err, out)
 	}
 }
