@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -131,5 +132,42 @@ func TestGitHubBadInput(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr lines %q (want one with %q)", r.code, r.stdout, lines, c.want)
 			}
 		})
+	}
+}
+
+// TestCredentialsInSession: a background session's supervisor serves --ssh
+// and --gh as a foreground run does (the job carries them to it), and
+// removes their host directories when it ends.
+func TestCredentialsInSession(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("gh"); err != nil {
+		testenv.SkipOrFail(t, "gh is missing (Debian: gh)")
+	}
+	up := testenv.StartSSHAgent(t)
+	api := startFakeGitHub(t)
+	const token = "ghp_SESSIONTOKEN0123456789"
+	e := newEnv(t)
+	e.write(e.home+"/.config/stockade/config.json", fmt.Sprintf(`{"upstream": ["github=%s"]}`, api.URL))
+	tmp := t.TempDir() // the supervisor's TMPDIR: where its socket directories go
+	r := e.run("", []string{"SSH_AUTH_SOCK=" + up.Sock, "GH_TOKEN=" + token, "TMPDIR=" + tmp},
+		"run", "-d", "--ssh", "--gh", "--", "sh", "-c", "ssh-add -l; gh api user --jq .login")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || len(id) != 6 {
+		t.Fatalf("run -d: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if s := e.waitEnded(id); s.Effective != "exited" || s.ExitCode == nil || *s.ExitCode != 0 {
+		out := e.run("", nil, "logs", "-s", id, "--output", "--plain")
+		t.Fatalf("the session ended as %+v\n%s%s", s, out.stdout, out.stderr)
+	}
+	out := e.run("", nil, "logs", "-s", id, "--output", "--plain").stdout
+	if !strings.Contains(out, up.Fingerprint) || !strings.Contains(out, "octo-rest") {
+		t.Errorf("the session's output lacks the key or gh's answer:\n%s", out)
+	}
+	if seen := api.requests(); len(seen) != 1 || seen[0] != "GET /user token "+token {
+		t.Errorf("the API got %q", seen)
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "stockade-*"))
+	if len(left) != 0 {
+		t.Errorf("the session left its socket directories: %v", left)
 	}
 }
