@@ -73,7 +73,7 @@ func New(cfg Config) (*Agent, error) {
 // (internal/accept).
 func (a *Agent) Serve(ln net.Listener) error {
 	ln = a.clients.Listen(ln, func(c net.Conn) { writeMessage(c, failure) })
-	if !a.hold(ln) {
+	if !a.hold(ln, false) {
 		ln.Close()
 		return nil
 	}
@@ -86,26 +86,32 @@ func (a *Agent) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("accepting agent connections: %w", err)
 		}
-		if !a.hold(c) {
+		if !a.hold(c, true) {
 			c.Close()
 			return nil
 		}
-		a.wg.Go(func() {
+		go func() {
+			defer a.wg.Done()
 			defer a.release(c)
 			s := &conn{a: a, client: c}
 			s.serve()
-		})
+		}()
 	}
 }
 
-// hold adds c to what Close closes; it fails once the filter is closed.
-func (a *Agent) hold(c io.Closer) bool {
+// hold adds c to what Close closes, and with handler one to the handlers
+// Close waits for (under the same lock, so never after Close began); it
+// fails once the filter is closed.
+func (a *Agent) hold(c io.Closer, handler bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return false
 	}
 	a.open[c] = struct{}{}
+	if handler {
+		a.wg.Add(1)
+	}
 	return true
 }
 
@@ -301,7 +307,7 @@ func (s *conn) roundTrip(msg []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !s.a.hold(up) {
+		if !s.a.hold(up, false) {
 			up.Close()
 			return nil, errors.New("the filter is closing")
 		}
