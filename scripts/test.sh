@@ -18,6 +18,9 @@ declare -A need=(
 	# docker client, and the static busybox the tests make images from
 	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns
 	[docker]=docker.io [busybox]=busybox-static
+	# run --ssh: a real agent, keys and signatures on both sides
+	[ssh-agent]=openssh-client [ssh-add]=openssh-client [ssh-keygen]=openssh-client [sshd]=openssh-server
+	[gh]=gh # run --gh: the GitHub CLI through the auth proxy
 )
 missing=()
 for cmd in "${!need[@]}"; do

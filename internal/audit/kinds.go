@@ -15,6 +15,7 @@ const (
 	SourceTripwire   = "tripwire"
 	SourceEgress     = "egress"
 	SourceAuthProxy  = "authproxy"
+	SourceSSHAgent   = "sshagent"
 )
 
 // Event names. The fields each one carries are listed in docs/audit.md; the
@@ -35,6 +36,8 @@ const (
 	EventConnection    = "connection"     // host, port, bytes_in, bytes_out, duration_ms
 	EventAuthRequest   = "auth_request"   // provider, method, path, status, model
 	EventAuthDenied    = "auth_denied"    // provider, method, path, reason
+	EventSSHSign       = "ssh_sign"       // fingerprint, key_type, kind, user, service, namespace, host_key, error
+	EventSSHDenied     = "ssh_denied"     // request, reason, fingerprint
 	EventFinding       = "finding"        // kind, path, rule, moved_to, detail: the checks at the end of a run
 	EventSuppressed    = "suppressed"     // event, count, seconds, samples: throttled events counted, not written
 	EventLogEnd        = "log_end"        // reason: the log has ended (cap reached, disk full, a write failed)
@@ -74,6 +77,8 @@ var kinds = map[string]kind{
 	EventDNSDenied:     {security: true, message: dnsDeniedMessage},
 	EventAuthRequest:   {security: false, message: authRequestMessage},
 	EventAuthDenied:    {security: true, message: authDeniedMessage, throttle: authDeniedSample},
+	EventSSHSign:       {security: true, message: sshSignMessage},
+	EventSSHDenied:     {security: true, message: sshDeniedMessage, throttle: sshDeniedSample},
 	EventFinding:       {security: true, message: findingMessage},
 	EventSuppressed:    {security: true, message: suppressedMessage},
 	EventLogEnd:        {security: true, message: logEndMessage, final: true},

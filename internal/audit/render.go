@@ -146,6 +146,16 @@ func authDeniedMessage(f fields) string {
 	return "auth proxy refused" + f.opt(" %s", "provider") + ": " + f.str("method") + " " + f.str("path") + f.opt(": %s", "reason")
 }
 
+func sshSignMessage(f fields) string {
+	m := "ssh agent signed with " + f.str("fingerprint") + f.opt(" (%s)", "key_type") + f.opt(": %s", "kind") +
+		f.opt(" user %s", "user") + f.opt(" service %s", "service") + f.opt(" namespace %s", "namespace") + f.opt(" host key %s", "host_key")
+	return m + f.opt(": FAILED: %s", "error")
+}
+
+func sshDeniedMessage(f fields) string {
+	return "ssh agent refused " + f.str("request") + f.opt(" %s", "fingerprint") + f.opt(": %s", "reason")
+}
+
 // generic renders an event nobody taught the renderer: its name, then
 // key=value in key order, values quoted when they are not a plain word.
 func generic(event string, f fields) string {

@@ -13,7 +13,7 @@ import (
 var allEvents = []string{
 	EventStart, EventStop, EventRestart, EventAttach, EventDetach, EventSignal, EventInitFailure,
 	EventWarning, EventTamper, EventNetworkDenied, EventNetworkRule, EventDNSDenied, EventConnection,
-	EventAuthRequest, EventAuthDenied, EventFinding, EventSuppressed, EventLogEnd, EventDropped, EventGap,
+	EventAuthRequest, EventAuthDenied, EventSSHSign, EventSSHDenied, EventFinding, EventSuppressed, EventLogEnd, EventDropped, EventGap,
 }
 
 func TestKindsTable(t *testing.T) {
@@ -58,6 +58,12 @@ func TestRender(t *testing.T) {
 		{SourceSupervisor, EventInitFailure, `{"step":"landlock","error":"landlock: ABI 2 < 3","status":125}`,
 			"supervisor: sandbox setup failed at step landlock: landlock: ABI 2 < 3 (exit status 125)"},
 		{SourceSupervisor, EventWarning, `{"message":"memory limit NOT enforced"}`, "supervisor: warning: memory limit NOT enforced"},
+		{SourceSSHAgent, EventSSHSign, `{"fingerprint":"SHA256:abc","key_type":"ssh-ed25519","kind":"ssh-userauth","user":"git","service":"ssh-connection","host_key":"SHA256:def"}`,
+			"sshagent: ssh agent signed with SHA256:abc (ssh-ed25519): ssh-userauth user git service ssh-connection host key SHA256:def"},
+		{SourceSSHAgent, EventSSHSign, `{"fingerprint":"SHA256:abc","kind":"sshsig","namespace":"git","error":"the user's agent refused"}`,
+			"sshagent: ssh agent signed with SHA256:abc: sshsig namespace git: FAILED: the user's agent refused"},
+		{SourceSSHAgent, EventSSHDenied, `{"request":"remove all identities","reason":"not forwarded"}`,
+			"sshagent: ssh agent refused remove all identities: not forwarded"},
 		{SourceTripwire, EventTamper, `{"path":"/home/u/.bashrc","op":"write","action":"session killed"}`,
 			"tripwire: protected path changed: /home/u/.bashrc (write); session killed"},
 		{SourceEgress, EventNetworkDenied, `{"host":"169.254.169.254","port":80,"reason":"link-local"}`,

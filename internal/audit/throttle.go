@@ -106,3 +106,7 @@ func failedConnectionSample(f map[string]any) (string, bool) {
 func authDeniedSample(f map[string]any) (string, bool) {
 	return fmt.Sprintf("%v %v %v", f["provider"], f["method"], f["path"]), true
 }
+
+func sshDeniedSample(f map[string]any) (string, bool) {
+	return fmt.Sprintf("%v %v", f["request"], f["reason"]), true
+}

@@ -64,6 +64,12 @@ type Config struct {
 	// ShutdownTimeout bounds how long Close waits for requests in flight
 	// (streams included); 0 means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// HostRoutes route the requests that come in on a unix socket by
+	// their Host header (lower case) instead of their first path segment:
+	// a client that can be given a socket but not a base URL (gh's
+	// http_unix_socket) sends the requests it would send to that host, in
+	// the clear. Every route named must be in Routes.
+	HostRoutes map[string]string
 	// MaxConns caps the client connections open at once over every
 	// listener; each costs the server a descriptor, and one more upstream.
 	// Connections over it get a 503 (counted, one warning); 0 means
@@ -119,6 +125,11 @@ func New(cfg Config) (*Proxy, error) {
 		p.names = append(p.names, name)
 	}
 	slices.Sort(p.names)
+	for host, name := range cfg.HostRoutes {
+		if p.routes[name] == nil || host != strings.ToLower(host) {
+			return nil, fmt.Errorf("configuring the auth proxy: host %s: no configured route %q", host, name)
+		}
+	}
 	p.clients = accept.NewCap(cfg.MaxConns, func(max int) {
 		cfg.Audit(EventWarning, map[string]any{"message": fmt.Sprintf(
 			"auth proxy: %d connections open, its cap; further connections are refused and counted until some close", max)})
@@ -146,7 +157,7 @@ func (p *Proxy) newRoute(name string, r Route) (*route, error) {
 		return nil, fmt.Errorf("the key is not an API key (printable ASCII, at least %d characters)", minKeyLen)
 	case r.Key == p.cfg.Dummy || strings.Contains(r.Key, p.cfg.Dummy) || strings.Contains(p.cfg.Dummy, r.Key):
 		return nil, errors.New("the real key and the dummy key overlap")
-	case r.Style != XAPIKey && r.Style != Bearer && r.Style != GoogAPIKey:
+	case r.Style != XAPIKey && r.Style != Bearer && r.Style != GoogAPIKey && r.Style != Token:
 		return nil, fmt.Errorf("cannot send a key as %v", r.Style)
 	}
 	if err := checkUpstream(r.Upstream, p.cfg.AllowHTTP[name]); err != nil {

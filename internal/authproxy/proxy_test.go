@@ -125,7 +125,7 @@ func TestRefusals(t *testing.T) {
 		{"dummy in a header the route ignores", get("/anthropic/v1/models", "X-Goog-Api-Key: sk-proxy\r\n"), 401, "does not accept", ""},
 		{"query key on google, wrong", get("/google/v1beta/models?key=AIza-other", ""), 401, "wrong key in ?key=", ""},
 		{"query key off google is no key", get("/openai/v1/models?key=sk-proxy", ""), 401, "no key", ""},
-		{"unknown route", get("/evil/v1/models", "X-Api-Key: sk-proxy\r\n"), 404, "unknown route", "anthropic, deepseek, google"},
+		{"unknown route", get("/evil/v1/models", "X-Api-Key: sk-proxy\r\n"), 404, "unknown route", "anthropic, deepseek, github, google"},
 		{"root", get("/", ""), 404, "unknown route", "/<route>/"},
 		{"route without slash", get("/anthropic", "X-Api-Key: sk-proxy\r\n"), 404, "unknown route", ""},
 		{"dot segments", get("/anthropic/../openai/v1/models", "X-Api-Key: sk-proxy\r\n"), 400, "dot segment", ""},

@@ -3,6 +3,7 @@ package authproxy
 import (
 	"crypto/subtle"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -31,6 +32,18 @@ func (p *Proxy) admit(r *http.Request) (*route, string, *denial) {
 		return nil, "", &denial{http.StatusMethodNotAllowed, "CONNECT", "this is not an HTTP proxy; " + usage()}
 	case !strings.HasPrefix(r.RequestURI, "/"):
 		return nil, "", &denial{http.StatusMethodNotAllowed, "absolute-form request", "this is not an HTTP proxy; " + usage()}
+	case p.onSocket(r):
+		// Routed by Host: the request is put in the route form the rest
+		// of the checks (and rewrite) read.
+		name, ok := p.cfg.HostRoutes[strings.ToLower(r.Host)]
+		if !ok {
+			return nil, "", &denial{http.StatusMisdirectedRequest, "foreign Host header",
+				"this socket serves only " + strings.Join(slices.Sorted(maps.Keys(p.cfg.HostRoutes)), ", ")}
+		}
+		r.URL.Path = "/" + name + r.URL.Path
+		if r.URL.RawPath != "" {
+			r.URL.RawPath = "/" + name + r.URL.RawPath
+		}
 	case !p.hostAllowed(r):
 		// A page in a browser inside the sandbox could reach us by a name
 		// that resolves to 127.0.0.1 (DNS rebinding); only our own address
@@ -71,6 +84,12 @@ func (p *Proxy) localAddr(r *http.Request) string {
 	return sandboxnet.AuthAddr
 }
 
+// onSocket reports whether r came in on a unix socket (Config.HostRoutes).
+func (p *Proxy) onSocket(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && a.Network() == "unix"
+}
+
 func (p *Proxy) hostAllowed(r *http.Request) bool {
 	local := p.localAddr(r)
 	host := strings.ToLower(r.Host)
@@ -97,10 +116,14 @@ func (rt *route) checkKey(r *http.Request, dummy string, all map[string]*route) 
 	}
 	for _, v := range r.Header.Values("Authorization") {
 		scheme, token, _ := strings.Cut(v, " ")
-		if !strings.EqualFold(scheme, "Bearer") {
+		style := Bearer
+		switch {
+		case strings.EqualFold(scheme, "token"):
+			style = Token
+		case !strings.EqualFold(scheme, "Bearer"):
 			token = v // another scheme (Basic, …) is never the dummy
 		}
-		keys = append(keys, found{Bearer, strings.TrimSpace(token)})
+		keys = append(keys, found{style, strings.TrimSpace(token)})
 	}
 	if slices.Contains(rt.prov.Accept, QueryKey) {
 		vals, _ := queryKeys(r.URL.RawQuery)
@@ -200,6 +223,8 @@ func (rt *route) rewrite(pr *httputil.ProxyRequest) {
 		h.Set("X-Api-Key", rt.Key)
 	case Bearer:
 		h.Set("Authorization", "Bearer "+rt.Key)
+	case Token:
+		h.Set("Authorization", "token "+rt.Key)
 	case GoogAPIKey:
 		// In a header, never in ?key=: URLs end up in error messages and logs.
 		h.Set("X-Goog-Api-Key", rt.Key)

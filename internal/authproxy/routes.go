@@ -15,6 +15,7 @@ const (
 	Bearer                      // Authorization: Bearer KEY
 	GoogAPIKey                  // x-goog-api-key: KEY (Google)
 	QueryKey                    // ?key=KEY: accepted from the agent, never sent upstream
+	Token                       // Authorization: token KEY (GitHub, and the gh CLI)
 )
 
 func (s Style) String() string {
@@ -27,6 +28,8 @@ func (s Style) String() string {
 		return "x-goog-api-key"
 	case QueryKey:
 		return "?key="
+	case Token:
+		return "Authorization: token"
 	}
 	return fmt.Sprintf("Style(%d)", int(s))
 }
@@ -71,7 +74,16 @@ var providers = []Provider{
 		KeyEnv: []string{"MISTRAL_API_KEY"}, BaseURLSuffix: "/v1"},
 	{Name: "xai", Upstream: "https://api.x.ai", Style: Bearer, Accept: []Style{Bearer},
 		KeyEnv: []string{"XAI_API_KEY"}, BaseURLSuffix: "/v1"},
+	// GitHub's REST and GraphQL API (run --gh): the gh CLI sends its token
+	// as "token"; other clients as a bearer token. GITHUB_API_URL is what
+	// Actions-style clients read their base from.
+	{Name: "github", Upstream: "https://api.github.com", Style: Token, Accept: []Style{Token, Bearer},
+		KeyEnv: []string{"GH_TOKEN", "GITHUB_TOKEN"}, BaseURLEnv: "GITHUB_API_URL"},
 }
+
+// GitHubHost is the Host that requests on a unix socket (the gh CLI's
+// http_unix_socket) carry for the github route; Config.HostRoutes maps it.
+const GitHubHost = "api.github.com"
 
 // Providers returns a copy of the route table.
 func Providers() []Provider {

@@ -26,7 +26,7 @@ func TestProviderTable(t *testing.T) {
 		if err != nil || checkUpstream(u, false) != nil || strings.HasSuffix(p.Upstream, "/") {
 			t.Errorf("%s: upstream %q: %v %v", p.Name, p.Upstream, err, checkUpstream(u, false))
 		}
-		if p.Style != XAPIKey && p.Style != Bearer && p.Style != GoogAPIKey {
+		if p.Style != XAPIKey && p.Style != Bearer && p.Style != GoogAPIKey && p.Style != Token {
 			t.Errorf("%s: cannot send a key as %v", p.Name, p.Style)
 		}
 		if !slices.Contains(p.Accept, p.Style) || len(slices.Compact(slices.Clone(p.Accept))) != len(p.Accept) {
@@ -57,7 +57,7 @@ func TestProviderTable(t *testing.T) {
 			t.Errorf("LookupProvider(%q) = %v, %v", p.Name, got.Name, ok)
 		}
 	}
-	if want := []string{"anthropic", "openai", "google", "openrouter", "groq", "deepseek", "mistral", "xai"}; !slices.Equal(Names(), want) {
+	if want := []string{"anthropic", "openai", "google", "openrouter", "groq", "deepseek", "mistral", "xai", "github"}; !slices.Equal(Names(), want) {
 		t.Errorf("Names() = %v, want %v", Names(), want)
 	}
 	// Providers returns a copy: changing it changes nothing here.

@@ -133,11 +133,17 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	if j.Policy.Network != "proxy" {
 		return fmt.Errorf("%s needs network mode proxy (the auth proxy); --network none leaves it no way to its provider", p.Name)
 	}
-	j.Auth = map[string]job.AuthRoute{}
+	if j.Auth == nil { // --gh may have put its route in
+		j.Auth = map[string]job.AuthRoute{}
+	}
 	for name, r := range routes {
 		j.Auth[name] = job.AuthRoute{Upstream: r.Upstream.String(), Key: r.Key, Style: r.Style}
 	}
-	j.AllowHTTP = allowHTTP
+	for _, name := range allowHTTP {
+		if !slices.Contains(j.AllowHTTP, name) {
+			j.AllowHTTP = append(j.AllowHTTP, name)
+		}
+	}
 	for k, v := range authproxy.SandboxEnv(routes, sandboxnet.AuthURL, sandboxnet.DummyKey) {
 		j.Env = setEnv(j.Env, k, v)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -30,6 +31,8 @@ import (
 
 type runCmd struct {
 	policyFlags
+	sshFlags
+	ghFlags
 	Detach     bool     `short:"d" help:"Start a session in the background and print its ID."`
 	Tripwire   bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
 	Containers bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
@@ -188,7 +191,18 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if len(argv) == 0 {
 		return job.Job{}, policy.Resolved{}, "", usageError{errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")}
 	}
+	if err := c.sshFlags.check(); err != nil {
+		return job.Job{}, policy.Resolved{}, "", err
+	}
 	r, home, err := c.resolve()
+	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	ssh, sshLoosened, err := c.sshFlags.agent()
+	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	gh, err := c.ghFlags.github(r.Policy)
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
@@ -238,6 +252,20 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	for k, v := range c.extraEnv {
 		extra[k] = v
 	}
+	if ssh != nil {
+		extra["SSH_AUTH_SOCK"] = sandboxnet.SSHAgentSock
+		c.loosened = append(c.loosened, sshLoosened)
+	}
+	if gh != nil {
+		for k, v := range gh.env {
+			extra[k] = v
+		}
+		for _, l := range gh.loosened {
+			if !slices.Contains(c.loosened, l) {
+				c.loosened = append(c.loosened, l)
+			}
+		}
+	}
 	if c.Containers {
 		for _, kv := range engine.Env() {
 			k, v, _ := strings.Cut(kv, "=")
@@ -248,7 +276,10 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	j := job.Job{
 		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
 		Home: home, HomeSource: sandboxHome.Path, Records: job.RecordsDir(stateHome(home)),
-		Argv: argv, Env: env,
+		Argv: argv, Env: env, SSH: ssh,
+	}
+	if gh != nil {
+		gh.add(&j)
 	}
 	if c.Containers {
 		j.Containers = true

@@ -12,6 +12,8 @@ import (
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
+	"github.com/stockade-dev/stockade/internal/sshagent"
 )
 
 // engineLog opens the engine's log for appending; "": none.
@@ -47,6 +49,10 @@ type Services struct {
 	Proxy *egress.Proxy
 	Rules *egress.Rules
 	Auth  *authproxy.Proxy
+	// SSH is the SSH agent filter, nil unless the job asks for it.
+	SSH *sshagent.Agent
+
+	socketDirs []sandbox.SocketDir // the services' socket directories, removed at Close
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
 
@@ -71,7 +77,8 @@ type Wiring struct {
 	// stops the run at Stages.Planned, with nothing started.
 	Required []cgroup.Requirement
 	// Event hears the proxies' events, each with its audit source
-	// (audit.SourceEgress, audit.SourceAuthProxy); nil drops them.
+	// (audit.SourceEgress, audit.SourceAuthProxy, audit.SourceSSHAgent);
+	// nil drops them.
 	Event func(source, event string, fields map[string]any)
 }
 
@@ -103,6 +110,21 @@ func Compose(j Job, w Wiring) (*Services, error) {
 		if s.Auth, err = AuthProxy(j, event(audit.SourceAuthProxy)); err != nil {
 			return fail(err)
 		}
+	}
+	if j.SSH != nil {
+		a, dir, err := serveSSHAgent(*j.SSH, event(audit.SourceSSHAgent))
+		if err != nil {
+			return fail(err)
+		}
+		s.SSH = a
+		s.socketDirs = append(s.socketDirs, sandbox.SocketDir{Source: dir, Target: sandboxnet.SSHAgentDir, Why: "--ssh: the agent filter's socket"})
+	}
+	if j.GitHub && s.Auth != nil {
+		dir, err := serveGitHub(s.Auth)
+		if err != nil {
+			return fail(err)
+		}
+		s.socketDirs = append(s.socketDirs, sandbox.SocketDir{Source: dir, Target: sandboxnet.GitHubDir, Why: "--gh: the auth proxy's socket for gh"})
 	}
 	if j.Containers {
 		h, err := engine.Check()
@@ -174,7 +196,9 @@ func (s *Services) Run(h Hooks) (int, error) {
 		}
 		eng = engine.New(*s.engine, log)
 	}
-	return run(s.job, h, s.cgroup, serve, eng)
+	j := s.job
+	j.socketDirs = s.socketDirs
+	return run(j, h, s.cgroup, serve, eng)
 }
 
 // Group is the sandbox's cgroup once Limits has returned without an error
@@ -195,6 +219,12 @@ func (s *Services) CloseProxies() {
 	}
 	if s.Proxy != nil {
 		s.Proxy.Close()
+	}
+	if s.SSH != nil {
+		s.SSH.Close()
+	}
+	for _, d := range s.socketDirs {
+		os.RemoveAll(d.Source)
 	}
 }
 

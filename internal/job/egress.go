@@ -79,6 +79,10 @@ func AuthProxy(j Job, audit func(string, map[string]any)) (*authproxy.Proxy, err
 	for _, n := range j.AllowHTTP {
 		allow[n] = true
 	}
+	var hosts map[string]string
+	if j.GitHub {
+		hosts = map[string]string{authproxy.GitHubHost: "github"}
+	}
 	_, maxConns := connCaps()
-	return authproxy.New(authproxy.Config{Routes: routes, Audit: audit, AllowHTTP: allow, MaxConns: maxConns})
+	return authproxy.New(authproxy.Config{Routes: routes, Audit: audit, AllowHTTP: allow, MaxConns: maxConns, HostRoutes: hosts})
 }

@@ -49,6 +49,15 @@ type Job struct {
 	// whose output goes to EngineLog.
 	Containers bool   `json:"containers,omitempty"`
 	EngineLog  string `json:"engine_log,omitempty"`
+	// SSH, when set, gives the sandbox an SSH agent: a filter (package
+	// sshagent) in front of the user's own, which Services serves.
+	SSH *SSHAgent `json:"ssh,omitempty"`
+
+	// GitHub serves the auth proxy's github route also on the unix socket
+	// the gh CLI is told to use (--gh).
+	GitHub bool `json:"github,omitempty"`
+
+	socketDirs []sandbox.SocketDir // the services' socket directories, once Services made them
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -268,6 +277,7 @@ func prepare(j Job, h Hooks) *prepared {
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
 		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
+		SocketDirs: j.socketDirs,
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	cfg.Passwd, cfg.Group = sandbox.Accounts()

@@ -58,6 +58,9 @@ type Config struct {
 	// placeholder: an empty file there would change what their tool does.
 	// What the command creates there is found at exit (Scan.Created).
 	NoHold []string
+	// Services are binds of host-side services into the sandbox (the SSH
+	// agent filter's socket directory), made on the scratch tmpfs mounts.
+	Services []Mount
 	// TmpfsSize is how many bytes the writable tmpfs mounts may hold
 	// together (see tmpfsShares); 0 leaves each at the kernel's default,
 	// half of RAM and as many inodes.
@@ -158,6 +161,9 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	add(Mount{Kind: Tmpfs, Target: "/run", Data: tmpfsData("0755", "/run", cfg.TmpfsSize), Why: "scratch"})
 	add(Mount{Kind: Tmpfs, Target: "/var", Data: tmpfsData("0755", "/var", cfg.TmpfsSize), Why: "scratch"})
 	add(Mount{Kind: Dir, Target: "/var/tmp", Mode: 0o1777, Why: "scratch"})
+	for _, m := range cfg.Services {
+		add(m)
+	}
 
 	// The user's trees. Everything from here on lies in (or is reached
 	// through) trees the sandbox can write, or the user named: the

@@ -40,15 +40,31 @@ type Config struct {
 	// Passwd and Group replace /etc/passwd and /etc/group inside
 	// (mount.Config; see Accounts).
 	Passwd, Group string
+	// SocketDirs are host directories of sockets the supervisor serves
+	// (the SSH agent filter's, gh's), which the sandbox sees read-only: it
+	// can connect to the sockets, and neither remove nor replace them.
+	SocketDirs []SocketDir
 	// Scan, when set, is the scan of the trees the plan is made from
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
 	Scan *mount.Scan
 }
 
+// SocketDir is a directory of sockets served from the host.
+type SocketDir struct {
+	Source string // on the host: a private directory the supervisor made
+	Target string // inside (sandboxnet)
+	Why    string // the flag that asked for it
+}
+
 // MountConfig is the mount planner's part of c.
 func (c Config) MountConfig() mount.Config {
-	return mount.Config{
+	var services []mount.Mount
+	for _, d := range c.SocketDirs {
+		services = append(services, mount.Mount{Kind: mount.Bind, Source: d.Source, Target: d.Target,
+			ReadOnly: true, IsDir: true, Why: d.Why})
+	}
+	return mount.Config{Services: services,
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,

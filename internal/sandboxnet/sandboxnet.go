@@ -26,6 +26,22 @@ const (
 	AuthAddr = Host + ":2376" // the auth proxy
 )
 
+// SSHAgentDir is where the sandbox sees, read-only, the directory of the
+// socket of the SSH agent filter (--ssh, package sshagent), and
+// SSHAgentSock is that socket: the sandbox's SSH_AUTH_SOCK.
+const (
+	SSHAgentDir  = "/run/stockade/ssh-agent"
+	SSHAgentSock = SSHAgentDir + "/agent.sock"
+)
+
+// GitHubDir is where the sandbox sees, read-only, the directory of the
+// auth proxy's socket for the gh CLI (--gh) and gh's configuration, which
+// names it (GH_CONFIG_DIR); GitHubSock is that socket.
+const (
+	GitHubDir  = "/run/stockade/gh"
+	GitHubSock = GitHubDir + "/http.sock"
+)
+
 // AuthURL is the base URL of the auth proxy; route R is AuthURL + "/R".
 const AuthURL = "http://" + AuthAddr
 

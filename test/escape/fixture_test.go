@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -113,7 +115,7 @@ func startHost(t *testing.T, ru runner) *hostSide {
 	h.tcpPort = listen("tcp", "127.0.0.1:0").Addr().(*net.TCPAddr).Port
 	agentDir := mkdir0755(t, "")
 	h.agentSock = filepath.Join(agentDir, "agent.sock")
-	listen("unix", h.agentSock)
+	fakeAgent(t, h.agentSock)
 	os.Chmod(h.agentSock, 0o777)
 	if addrs, err := net.InterfaceAddrs(); err == nil {
 		for _, a := range addrs {
@@ -124,6 +126,43 @@ func startHost(t *testing.T, ru runner) *hostSide {
 		}
 	}
 	return h
+}
+
+// fakeAgent serves an "SSH agent" at sock that lists no keys and answers
+// SSH_AGENT_SUCCESS to everything else: a request that --ssh's filter let
+// through shows as "OK type 6".
+func fakeAgent(t *testing.T, sock string) {
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatalf("host agent %s: %v", sock, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var hdr [4]byte
+				for {
+					if _, err := io.ReadFull(c, hdr[:]); err != nil {
+						return
+					}
+					msg := make([]byte, min(binary.BigEndian.Uint32(hdr[:]), 1<<20))
+					if _, err := io.ReadFull(c, msg); err != nil || len(msg) == 0 {
+						return
+					}
+					reply := []byte{0, 0, 0, 1, 6} // SSH_AGENT_SUCCESS
+					if msg[0] == 11 {              // REQUEST_IDENTITIES: none
+						reply = []byte{0, 0, 0, 5, 12, 0, 0, 0, 0}
+					}
+					c.Write(reply)
+				}
+			}()
+		}
+	}()
 }
 
 func randHex(t *testing.T) string {

@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
+)
+
+// TestSSHAgent: with --ssh, OpenSSH's own tools inside the sandbox list the
+// user's key and have it sign, and cannot change the user's agent; the
+// signature verifies outside and the audit log holds it.
+func TestSSHAgent(t *testing.T) {
+	requireSandbox(t)
+	up := testenv.StartSSHAgent(t)
+	e := newEnv(t)
+	pub, err := os.ReadFile(up.PubKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The public key only: ssh-keygen -Y sign would use a private key
+	// file beside it instead of the agent.
+	e.write("key.pub", string(pub))
+	e.write("msg", "signed in the sandbox\n")
+	script := `set -u
+ssh-add -l
+ssh-add -D >/dev/null 2>&1 && echo REMOVED-ALL
+ssh-add -d key.pub >/dev/null 2>&1 && echo REMOVED-ONE
+ssh-keygen -q -t ed25519 -N "" -f /tmp/new && ssh-add /tmp/new >/dev/null 2>&1 && echo ADDED
+printf 'pw\npw\n' | ssh-add -x >/dev/null 2>&1 && echo LOCKED
+ssh-keygen -Y sign -n file -f key.pub msg >/dev/null 2>&1 && echo SIGNED
+ls "$(dirname "$SSH_AUTH_SOCK")"
+`
+	agentEnv := []string{"SSH_AUTH_SOCK=" + up.Sock}
+	r := e.run("", agentEnv, "run", "--ssh", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("run --ssh: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, bad := range []string{"REMOVED-ALL", "REMOVED-ONE", "ADDED", "LOCKED"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("the sandbox changed the user's agent (%s):\n%s", bad, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, up.Fingerprint) || !strings.Contains(r.stdout, "SIGNED") || !strings.Contains(r.stdout, "agent.sock\n") {
+		t.Errorf("inside: want the key listed, a signature and only the socket in its directory:\n%s%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "stockade: LOOSENED: ssh: the sandbox can have your SSH agent sign with every key") {
+		t.Errorf("no LOOSENED line for --ssh:\n%s", r.stderr)
+	}
+	// Outside: the user's agent is as it was, and the signature is its.
+	cmd := exec.Command("ssh-add", "-l")
+	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+up.Sock)
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Count(string(out), "SHA256:") != 1 || !strings.Contains(string(out), up.Fingerprint) {
+		t.Errorf("the user's agent changed: %v\n%s", err, out)
+	}
+	signers := e.write(filepath.Join(t.TempDir(), "signers"), "me@example "+string(pub))
+	verify := exec.Command("ssh-keygen", "-Y", "verify", "-f", signers, "-I", "me@example", "-n", "file", "-s", filepath.Join(e.workdir, "msg.sig"))
+	verify.Stdin = strings.NewReader("signed in the sandbox\n")
+	if out, err := verify.CombinedOutput(); err != nil {
+		t.Errorf("the signature made in the sandbox does not verify: %v\n%s", err, out)
+	}
+	// The audit log: the signature and the refusals.
+	all := e.list(true)
+	if len(all) != 1 {
+		t.Fatalf("list --all: %+v", all)
+	}
+	logs := e.run("", nil, "logs", "-s", all[0].ID).stdout
+	for _, want := range []string{
+		"sshagent: ssh agent signed with " + up.Fingerprint + " (ssh-ed25519): sshsig namespace file",
+		"sshagent: ssh agent refused remove all identities",
+		"sshagent: ssh agent refused remove identity",
+		"sshagent: ssh agent refused add identity",
+		"sshagent: ssh agent refused lock",
+		"ssh: the sandbox can have your SSH agent sign with every key", // in the start event's loosenings
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the audit log lacks %q:\n%s", want, logs)
+		}
+	}
+}
+
+// TestSSHAgentKeys: --ssh-key offers only the keys named.
+func TestSSHAgentKeys(t *testing.T) {
+	requireSandbox(t)
+	up := testenv.StartSSHAgent(t)
+	e := newEnv(t)
+	agentEnv := []string{"SSH_AUTH_SOCK=" + up.Sock}
+	// Another key, added to the user's agent: not named, not offered.
+	other := filepath.Join(up.Dir, "other")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other).CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	add := exec.Command("ssh-add", "-q", other)
+	add.Env = append(os.Environ(), agentEnv...)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	r := e.run("", agentEnv, "run", "--ssh", "--ssh-key", up.Fingerprint, "--", "ssh-add", "-l")
+	if r.code != 0 || strings.Count(r.stdout, "SHA256:") != 1 || !strings.Contains(r.stdout, up.Fingerprint) {
+		t.Errorf("--ssh-key %s: exit %d, listed:\n%s%s", up.Fingerprint, r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "LOOSENED: ssh: the sandbox can have your SSH agent sign with "+up.Fingerprint) {
+		t.Errorf("the LOOSENED line does not name the key:\n%s", r.stderr)
+	}
+}
+
+// TestSSHAgentBadInput: --ssh without an agent, or with a key it does not
+// hold, stops the start with one line (exit 125) before anything is made;
+// a malformed --ssh-key is a usage error.
+func TestSSHAgentBadInput(t *testing.T) {
+	requireSandbox(t)
+	up := testenv.StartSSHAgent(t)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		want string
+	}{
+		{"no agent", nil, []string{"--ssh"}, 125, "--ssh: SSH_AUTH_SOCK is not set"},
+		{"agent gone", []string{"SSH_AUTH_SOCK=" + filepath.Join(up.Dir, "nothing")}, []string{"--ssh"}, 125, "--ssh: reaching your SSH agent at"},
+		{"relative socket", []string{"SSH_AUTH_SOCK=agent.sock"}, []string{"--ssh"}, 125, "is not an absolute path"},
+		{"key not held", []string{"SSH_AUTH_SOCK=" + up.Sock}, []string{"--ssh", "--ssh-key", "SHA256:" + strings.Repeat("A", 43)}, 125, "your SSH agent holds no such key"},
+		{"not a fingerprint", []string{"SSH_AUTH_SOCK=" + up.Sock}, []string{"--ssh", "--ssh-key", "MD5:00:11"}, 2, "not a SHA256 fingerprint"},
+		{"key without --ssh", []string{"SSH_AUTH_SOCK=" + up.Sock}, []string{"--ssh-key", up.Fingerprint}, 2, "--ssh-key needs --ssh"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			args := append(append([]string{"run"}, c.args...), "--", "sh", "-c", "echo RAN")
+			r := e.run("", c.env, args...)
+			lines := stderrLines(r.stderr)
+			if r.code != c.code || strings.Contains(r.stdout, "RAN") || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+				t.Errorf("exit %d (want %d), stdout %q, stderr lines %q (want one with %q)", r.code, c.code, r.stdout, lines, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(e.home, ".local/share/stockade")); err == nil {
+				t.Errorf("a refused start left %s", filepath.Join(e.home, ".local/share/stockade"))
+			}
+		})
+	}
+}
