@@ -14,6 +14,7 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/console"
+	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/environ"
 	"github.com/stockade-dev/stockade/internal/gitguard"
@@ -234,6 +235,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		for k, v := range sandboxnet.ProxyEnv() {
 			extra[k] = v
 		}
+		extra["STOCKADE_DENIALS"] = denial.Path
 	}
 	for k, v := range c.extraEnv {
 		extra[k] = v
@@ -249,6 +251,9 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		ID: id, Policy: r.Policy, MaxProcs: pidsOf(r).rlimit,
 		Home: home, HomeSource: sandboxHome.Path, Records: job.RecordsDir(stateHome(home)),
 		Argv: argv, Env: env,
+	}
+	if r.Policy.Network == "proxy" {
+		j.Denials = filepath.Join(stateHome(home), "stockade", "denials", id)
 	}
 	if c.Containers {
 		j.Containers = true

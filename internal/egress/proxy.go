@@ -257,9 +257,13 @@ func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) error {
 
 // auditDenied records a refused connection.
 func (p *Proxy) auditDenied(proto string, dec Decision) {
-	p.cfg.Audit(EventNetworkDenied, map[string]any{
+	f := map[string]any{
 		"proto": proto, "host": dec.Host, "port": int(dec.Port), "rule": dec.Rule, "reason": dec.Reason,
-	})
+	}
+	if dec.Fix != "" {
+		f["fix"] = dec.Fix
+	}
+	p.cfg.Audit(EventNetworkDenied, f)
 }
 
 // auditConn records a connection that was allowed, once it has ended.

@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -27,6 +29,20 @@ func engineLog(path string) (*os.File, error) {
 		return nil, fmt.Errorf("opening the engine's log: %w", err)
 	}
 	return f, nil
+}
+
+// makeDenials makes the denials file at path, in a directory resolved
+// to its canonical path: init binds it with no symlink on the way.
+func makeDenials(path string) (*denial.File, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making the denials file: %w", err)
+	}
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("making the denials file: %w", err)
+	}
+	return denial.Create(filepath.Join(dir, filepath.Base(path)))
 }
 
 // Services are what serves a sandbox from the host: its cgroup, and in
@@ -49,6 +65,8 @@ type Services struct {
 	Auth  *authproxy.Proxy
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
+	// denials is the run's denials file (Job.Denials), nil without one.
+	denials *denial.File
 
 	cgroup     *cgroup.Pending
 	group      *cgroup.Group // made, once Limits has returned
@@ -95,7 +113,25 @@ func Compose(j Job, w Wiring) (*Services, error) {
 		}
 	}
 	if j.Policy.Network == "proxy" {
-		px, rules, err := Egress(j.Policy, j.ID, event(audit.SourceEgress))
+		egressEvent := event(audit.SourceEgress)
+		if j.Denials != "" {
+			f, err := makeDenials(j.Denials)
+			if err != nil {
+				// The audit log keeps every denial; the agent's copy is
+				// a convenience, not a reason to refuse the run.
+				event(audit.SourceSupervisor)(audit.EventWarning, map[string]any{"message": err.Error()})
+				s.job.Denials = ""
+			} else {
+				s.denials, s.job.Denials = f, f.Path()
+				egressEvent = func(ev string, fields map[string]any) {
+					if d, ok := denial.FromEvent(time.Now(), ev, fields); ok {
+						f.Add(d) // a failed write: the next rewrites the file
+					}
+					event(audit.SourceEgress)(ev, fields)
+				}
+			}
+		}
+		px, rules, err := Egress(j.Policy, j.ID, egressEvent)
 		if err != nil {
 			return fail(err)
 		}
@@ -204,6 +240,9 @@ func (s *Services) CloseProxies() {
 func (s *Services) Close() {
 	s.closeOnce.Do(func() {
 		s.CloseProxies()
+		if s.denials != nil {
+			s.denials.Close()
+		}
 		if s.cgroup != nil {
 			s.cgroup.Close()
 		}

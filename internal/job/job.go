@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
@@ -49,6 +50,14 @@ type Job struct {
 	// whose output goes to EngineLog.
 	Containers bool   `json:"containers,omitempty"`
 	EngineLog  string `json:"engine_log,omitempty"`
+	// Denials is where the host file of the run's denials is made (in
+	// network mode proxy; package denial): Compose makes it, the sandbox
+	// sees it read-only at denial.Path. "": none.
+	Denials string `json:"denials,omitempty"`
+	// GitConfig is the user's git identity, sanitized (--gitconfig;
+	// package gitconfig), put read-only at .gitconfig in the sandbox
+	// HOME. "": none.
+	GitConfig string `json:"gitconfig,omitempty"`
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -258,6 +267,10 @@ func prepare(j Job, h Hooks) *prepared {
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
 		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
+		GitConfig: j.GitConfig,
+	}
+	if j.Denials != "" && p.Network == "proxy" {
+		cfg.Denials, cfg.DenialsAt = j.Denials, denial.Path
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	cfg.Passwd, cfg.Group = sandbox.Accounts()
