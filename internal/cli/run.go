@@ -17,6 +17,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/environ"
+	"github.com/stockade-dev/stockade/internal/gitconfig"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
@@ -253,7 +254,12 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		Argv: argv, Env: env,
 	}
 	if r.Policy.Network == "proxy" {
-		j.Denials = filepath.Join(stateHome(home), "stockade", "denials", id)
+		j.Denials = session.NewStore(stateHome(home)).Denials(id)
+	}
+	if r.Policy.GitConfig {
+		if j.GitConfig, _, err = gitconfig.Sanitized(r.Policy.Workdir); err != nil {
+			return job.Job{}, r, home, err
+		}
 	}
 	if c.Containers {
 		j.Containers = true

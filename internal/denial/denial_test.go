@@ -61,6 +61,7 @@ func TestLine(t *testing.T) {
 }
 
 func TestFileBounded(t *testing.T) {
+	t0 := t0.Add(-time.Hour)
 	path := filepath.Join(t.TempDir(), "denials")
 	f, err := Create(path)
 	if err != nil {
@@ -70,7 +71,7 @@ func TestFileBounded(t *testing.T) {
 		t.Fatalf("a new file: %v, %v", fi, err)
 	}
 	for i := range 1000 {
-		if err := f.Add(Denial{Time: t0, Proto: "connect", Host: fmt.Sprintf("h%d.example", i), Port: 443, Rule: "deny mode"}); err != nil {
+		if err := f.Add(Denial{Time: t0.Add(time.Duration(i) * time.Second), Proto: "connect", Host: fmt.Sprintf("h%d.example", i), Port: 443, Rule: "deny mode"}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(path)
@@ -87,6 +88,20 @@ func TestFileBounded(t *testing.T) {
 		if last := lines[len(lines)-1]; !strings.Contains(last, fmt.Sprintf(" h%d.example:443 ", i)) {
 			t.Fatalf("after %d denials the last line is %q", i+1, last)
 		}
+	}
+	// The same denial at once again (A and AAAA) is one line; later, another.
+	size := func() int64 { fi, _ := os.Stat(path); return fi.Size() }
+	before := size()
+	d := Denial{Time: t0, Proto: "dns", Host: "again.example", Rule: "deny mode"}
+	f.Add(d)
+	once := size()
+	f.Add(d)
+	if size() != once || once == before {
+		t.Errorf("a repeat at once: %d, then %d, then %d bytes", before, once, size())
+	}
+	d.Time = d.Time.Add(time.Minute)
+	if f.Add(d); size() == once {
+		t.Errorf("the same denial a minute later was not written")
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // MaxLines is how many denials the file keeps: when one more comes, the
@@ -31,7 +32,15 @@ type File struct {
 	lines []string
 	size  int64
 	stale bool // a write failed: the next one rewrites the whole file
+	// last is the newest line without its time, and when it came: the
+	// same denial again within repeatWithin is not written again (a
+	// resolver asks for A and AAAA, a client retries at once).
+	last     string
+	lastTime time.Time
 }
+
+// repeatWithin is how soon the same denial counts as a repeat.
+const repeatWithin = 2 * time.Second
 
 // Create makes the file at path, which must not exist (a name planted
 // there, a symlink included, fails it).
@@ -56,6 +65,11 @@ func (f *File) Add(d Denial) error {
 	if f.f == nil {
 		return os.ErrClosed
 	}
+	_, key, _ := strings.Cut(line, " ")
+	if key == f.last && d.Time.Sub(f.lastTime) < repeatWithin {
+		return nil
+	}
+	f.last, f.lastTime = key, d.Time
 	if len(f.lines) >= MaxLines {
 		f.lines = f.lines[len(f.lines)-MaxLines/2:]
 		f.stale = true
