@@ -115,7 +115,7 @@ func (c *runCmd) run() error {
 	// A foreground run is recorded as a session is (session.Record): its
 	// entry and audit log are made once the command runs, off the start.
 	rec := session.Begin(c.sessionConfig(j, r), c.sessionEntry(j, r, home))
-	svc, err := job.Compose(j, job.Wiring{Cgroup: cg, Required: requirements(r),
+	svc, err := job.Compose(j, job.Wiring{Cgroup: cg, Required: requirements(r), Foreground: true,
 		Event: func(source, event string, f map[string]any) {
 			rec.Event(source, event, f)
 			if event != "connection" && event != "auth_request" {

@@ -88,6 +88,9 @@ type Wiring struct {
 	// Required are the limits set on purpose: one that is not enforced
 	// stops the run at Stages.Planned, with nothing started.
 	Required []cgroup.Requirement
+	// Foreground: a foreground run, whose rules cannot change while it
+	// runs: a denial suggests the flag of the next run.
+	Foreground bool
 	// Event hears the proxies' events, each with its audit source
 	// (audit.SourceEgress, audit.SourceAuthProxy); nil drops them.
 	Event func(source, event string, fields map[string]any)
@@ -131,7 +134,7 @@ func Compose(j Job, w Wiring) (*Services, error) {
 				}
 			}
 		}
-		px, rules, err := Egress(j.Policy, j.ID, egressEvent)
+		px, rules, err := Egress(j.Policy, j.ID, w.Foreground, egressEvent)
 		if err != nil {
 			return fail(err)
 		}

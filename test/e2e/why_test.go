@@ -11,10 +11,16 @@ import (
 )
 
 // deniedLine is the line a denied CONNECT to HOST:443 leaves, in the
-// sandbox's denials file and in stockade why.
+// sandbox's denials file and in stockade why, with the command that allows
+// it: in a session, a network command (id set); in a foreground run, the
+// flag of the next run.
 func deniedLine(id, host string) *regexp.Regexp {
+	fix := "stockade run --agent-allow " + host + " … (again: a foreground run's rules are fixed while it runs)"
+	if id != "" {
+		fix = "stockade network agent allow -s " + id + " " + host
+	}
 	return regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ connect ` + regexp.QuoteMeta(host) +
-		`:443 \| rule: deny mode \| not in the allowlist \(deny mode\) \| allow: stockade network agent allow -s ` + id + " " + regexp.QuoteMeta(host) + "$")
+		`:443 \| rule: deny mode \| not in the allowlist \(deny mode\) \| allow: ` + regexp.QuoteMeta(fix) + "$")
 }
 
 // TestWhyForeground: a CONNECT the proxy refuses (curl only says "CONNECT
@@ -35,7 +41,7 @@ func TestWhyForeground(t *testing.T) {
 		t.Fatalf("list --all: %+v", runs)
 	}
 	id := runs[0].ID
-	if !strings.Contains(r.stdout, "CONNECT tunnel failed, response 403") || !deniedLine(id, "denied.example").MatchString(r.stdout) ||
+	if !strings.Contains(r.stdout, "CONNECT tunnel failed, response 403") || !deniedLine("", "denied.example").MatchString(r.stdout) ||
 		!strings.Contains(r.stdout, "env=/run/stockade/denials") {
 		t.Errorf("the denial is not in the file inside:\n%s", r.stdout)
 	}
@@ -43,7 +49,7 @@ func TestWhyForeground(t *testing.T) {
 		t.Errorf("the command could write the denials file:\n%s", r.stdout)
 	}
 	w := e.run("", nil, "why", "-s", id)
-	if w.code != 0 || !deniedLine(id, "denied.example").MatchString(w.stdout) || !strings.Contains(w.stdout, "session "+id+": 1 denials") {
+	if w.code != 0 || !deniedLine("", "denied.example").MatchString(w.stdout) || !strings.Contains(w.stdout, "session "+id+": 1 denials") {
 		t.Errorf("why: exit %d\n%s%s", w.code, w.stdout, w.stderr)
 	}
 	ents, _ := os.ReadDir(filepath.Join(e.home, ".local/state/stockade/denials"))
