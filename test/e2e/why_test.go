@@ -77,7 +77,10 @@ cp /run/stockade/denials inside.txt; exec sleep 60`)
 	if !deniedLine(id, "denied.example").MatchString(w.stdout) {
 		t.Errorf("why lacks the CONNECT:\n%s", w.stdout)
 	}
-	if !waitFor(func() bool { b, _ := os.ReadFile(filepath.Join(e.workdir, "inside.txt")); return strings.Contains(string(b), "dns refused.example") }) {
+	if !waitFor(func() bool {
+		b, _ := os.ReadFile(filepath.Join(e.workdir, "inside.txt"))
+		return strings.Contains(string(b), "dns refused.example")
+	}) {
 		b, _ := os.ReadFile(filepath.Join(e.workdir, "inside.txt"))
 		t.Errorf("the file inside:\n%s", b)
 	}
