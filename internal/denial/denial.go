@@ -107,6 +107,9 @@ func (d Denial) Target() string {
 // and a reason names it once or twice.
 const maxField = 512
 
+// maxLine bounds a line: five fields, their labels and the time.
+const maxLine = 6*(maxField+len("…")) + 64
+
 // Line is the denial as one line, without its newline:
 //
 //	2026-11-25T01:02:03Z connect example.com:443 | rule: deny mode | not in the allowlist (deny mode) | allow: stockade network agent allow -s ID example.com
@@ -123,8 +126,10 @@ func (d Denial) Line() string {
 }
 
 // field is s escaped (audit.Sanitize: no control or invisible
-// character; and no column separator) and cut to maxField bytes.
+// character; and no column separator), then cut to maxField bytes: an
+// escape makes a character up to ten bytes long, so the cut comes after.
 func field(s string) string {
+	s = strings.ReplaceAll(audit.Sanitize(s), "|", `\x7c`)
 	if len(s) > maxField {
 		cut := maxField
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -132,7 +137,7 @@ func field(s string) string {
 		}
 		s = s[:cut] + "…"
 	}
-	return strings.ReplaceAll(audit.Sanitize(s), "|", `\x7c`)
+	return s
 }
 
 // fields are an event's fields as the proxy hands them (Go values) or as

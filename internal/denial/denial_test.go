@@ -53,10 +53,12 @@ func TestLine(t *testing.T) {
 			t.Errorf("%s %v read as a denial", tc.event, tc.f)
 		}
 	}
-	long := strings.Repeat("a", 5000)
-	d, _ := FromEvent(t0, audit.EventNetworkDenied, map[string]any{"host": long, "port": 1, "reason": long, "rule": long, "fix": long})
-	if n := len(d.Line()); n > 5*maxField+200 {
-		t.Errorf("a line of long fields is %d bytes", n)
+	// Long fields, and fields of characters each escaped to many bytes.
+	for _, long := range []string{strings.Repeat("a", 5000), strings.Repeat("\x01", 5000), strings.Repeat("\u200b", 5000)} {
+		d, _ := FromEvent(t0, audit.EventNetworkDenied, map[string]any{"proto": long, "host": long, "port": 1, "reason": long, "rule": long, "fix": long})
+		if n := len(d.Line()); n > maxLine {
+			t.Errorf("a line of long fields is %d bytes, more than %d", n, maxLine)
+		}
 	}
 }
 
