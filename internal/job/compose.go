@@ -226,14 +226,19 @@ func (s *Services) Group() *cgroup.Group {
 }
 
 // CloseProxies stops the proxies: new connections are refused, the auth
-// proxy lets its requests finish, and both log what they served. It may
-// be called more than once.
+// proxy lets its requests finish, and both log what they served; the
+// denials file is removed. It may be called more than once.
 func (s *Services) CloseProxies() {
 	if s.Auth != nil {
 		s.Auth.Close()
 	}
 	if s.Proxy != nil {
 		s.Proxy.Close()
+	}
+	// No denial comes after the proxies: the file goes before the run's
+	// end is recorded.
+	if s.denials != nil {
+		s.denials.Close()
 	}
 }
 
@@ -243,9 +248,6 @@ func (s *Services) CloseProxies() {
 func (s *Services) Close() {
 	s.closeOnce.Do(func() {
 		s.CloseProxies()
-		if s.denials != nil {
-			s.denials.Close()
-		}
 		if s.cgroup != nil {
 			s.cgroup.Close()
 		}

@@ -92,6 +92,19 @@ cp /run/stockade/denials inside.txt; exec sleep 60`)
 	if w := e.run("", nil, "why", "-s", "nosuch"); w.code == 0 || !strings.Contains(w.stderr, "nosuch") {
 		t.Errorf("why of no session: exit %d\n%s", w.code, w.stderr)
 	}
+	// The session removed its file when it ended; one a killed supervisor
+	// left goes with prune.
+	left := filepath.Join(e.home, ".local/state/stockade/denials", id)
+	if _, err := os.Lstat(left); !os.IsNotExist(err) {
+		t.Errorf("the ended session left its denials file: %v", err)
+	}
+	os.WriteFile(left, []byte("left\n"), 0o644)
+	if r := e.run("", nil, "prune"); r.code != 0 {
+		t.Fatalf("prune: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Lstat(left); !os.IsNotExist(err) {
+		t.Errorf("prune left the denials file: %v", err)
+	}
 }
 
 // TestWhyBounded: however many denials the command provokes, the file
