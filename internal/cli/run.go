@@ -260,6 +260,11 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		if j.GitConfig, _, err = gitconfig.Sanitized(r.Policy.Workdir); err != nil {
 			return job.Job{}, r, home, err
 		}
+		// Only a look: the mount opens the path itself, following no link.
+		at := filepath.Join(sandboxHome.Path, ".gitconfig")
+		if fi, err := os.Lstat(at); err == nil && fi.IsDir() {
+			return job.Job{}, r, home, fmt.Errorf("--gitconfig: %s is a directory, where the copy of your git identity goes; remove it (rm -r %s) or leave out --gitconfig", at, at)
+		}
 	}
 	if c.Containers {
 		j.Containers = true

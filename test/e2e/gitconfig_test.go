@@ -80,6 +80,21 @@ git config --global user.name Evil 2>/dev/null && echo CHANGED; echo x >>$HOME/.
 	}
 	os.Remove(filepath.Join(e.workdir, ".stockade.json"))
 
+	// A directory where the copy goes (the command's, from an earlier
+	// session): one line that names it, nothing run.
+	for _, h := range homes {
+		os.Remove(h)
+		os.Mkdir(h, 0o755)
+		r := e.run("", nil, "run", "--gitconfig", "--", "sh", "-c", "echo RAN")
+		if r.code != 125 || strings.Contains(r.stdout, "RAN") || !strings.Contains(r.stderr, h+" is a directory") {
+			t.Errorf("--gitconfig over a directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		os.Remove(h)
+	}
+	if len(homes) != 1 {
+		t.Errorf("sandbox HOMEs with a .gitconfig: %v", homes)
+	}
+
 	// Nothing to hand over: one line that says so, nothing run.
 	os.Remove(filepath.Join(e.home, ".gitconfig"))
 	if r := e.run("", nil, "run", "--gitconfig", "--", "sh", "-c", "echo RAN"); r.code == 0 || strings.Contains(r.stdout, "RAN") ||
