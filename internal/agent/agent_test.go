@@ -24,13 +24,13 @@ func TestProfiles(t *testing.T) {
 // TestGuide: the guide says only what is true of the policy.
 func TestGuide(t *testing.T) {
 	deny := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "proxy", Mode: "deny", Allowed: []string{"api.example.com"}, Routes: []string{"anthropic"}})
-	for _, want := range []string{"/p", "only these hosts are allowed: api.example.com", "stockade network agent allow -s abc123 HOST", "placeholder"} {
+	for _, want := range []string{"/p", "only these hosts are allowed: api.example.com", "stockade network agent allow -s abc123 HOST", "placeholder", "/run/stockade/denials", "ENETUNREACH"} {
 		if !strings.Contains(deny, want) {
 			t.Errorf("deny guide lacks %q:\n%s", want, deny)
 		}
 	}
 	none := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "none"})
-	if strings.Contains(none, "network agent allow") || !strings.Contains(none, "Network: none") {
+	if strings.Contains(none, "network agent allow") || strings.Contains(none, "/run/stockade/denials") || !strings.Contains(none, "Network: none") {
 		t.Errorf("offline guide offers a way out:\n%s", none)
 	}
 }

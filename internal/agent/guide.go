@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
@@ -50,7 +51,10 @@ func Guide(in GuideInput) string {
 	}
 	if in.Network != "none" {
 		fmt.Fprintf(&b, "A request refused by the network policy gets HTTP 403 (or a SOCKS5 refusal) with a body naming the host and the rule. "+
-			"Do not retry or look for a way around it: tell the user, who can allow the host with:\n  stockade network agent allow -s %s HOST\n", in.Session)
+			"When a connection fails without saying why (\"CONNECT tunnel failed, response 403\", a name that does not resolve, a TLS error), "+
+			"read %s: one line per denial, newest last, with the host, the port, the rule that refused it and the command that allows it. "+
+			"A failure with no line there (ENETUNREACH, \"network is unreachable\") is a program that ignores the proxy variables and went around the proxy. "+
+			"Do not retry or look for a way around it: tell the user, who can allow the host with:\n  stockade network agent allow -s %s HOST\n", denial.Path, in.Session)
 	}
 	if len(in.Routes) > 0 {
 		fmt.Fprintf(&b, "\nModel API keys: the %s key in your environment is a placeholder that only works through the local proxy at http://%s; the real key is kept outside the sandbox.\n",

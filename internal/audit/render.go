@@ -182,6 +182,11 @@ func plainWord(s string) bool {
 	})
 }
 
+// Sanitize escapes what a terminal would act on, and what it would not
+// show, as Render does: for text from an event that is printed elsewhere
+// (stockade why, the sandbox's denials file).
+func Sanitize(s string) string { return sanitize(s) }
+
 // sanitize escapes what a terminal would act on, and what it would not
 // show: the names come from the sandboxed command, which can make a name
 // look like another, or reorder what follows it on the line.

@@ -33,6 +33,7 @@ type root struct {
 	Delete     deleteCmd     `cmd:"" help:"Remove a stopped session's state (its audit log stays)."`
 	Logs       logsCmd       `cmd:"" help:"Print or follow a session's audit log, or verify its hash chain."`
 	Network    networkCmd    `cmd:"" help:"Change or list a running session's egress rules."`
+	Why        whyCmd        `cmd:"" help:"Print what a session's sandbox refused, and the command that allows it."`
 	Prune      pruneCmd      `cmd:"" help:"Remove stopped sessions and their audit logs."`
 	Doctor     doctorCmd     `cmd:"" help:"Check whether this machine can run the sandbox, and say how to fix what is missing."`
 	Policy     policyCmd     `cmd:"" help:"Inspect the effective policy."`

@@ -19,6 +19,7 @@ type policyFlags struct {
 	Unmask     []string `sep:"none" help:"Remove PATH from the masked paths; loosens the sandbox; repeatable." placeholder:"PATH"`
 	AllowHooks *bool    `name:"allow-hooks" help:"Leave git hooks and hook managers' configs (.husky, lefthook, ...) writable; loosens the sandbox."`
 	SharedHome *bool    `name:"shared-home" help:"One sandbox HOME per command for every project, instead of one per project; loosens the sandbox."`
+	GitConfig  *bool    `name:"gitconfig" help:"Give the sandbox your git identity (user.name, user.email) and aliases, read-only, without credential helpers or anything that runs code; loosens the sandbox."`
 	Env        []string `sep:"none" help:"Pass host variable NAME, or set NAME=VALUE, inside; the only way a credential-shaped name gets in; repeatable." placeholder:"NAME[=VALUE]"`
 	Memory     *string  `help:"Memory limit with a unit k, m, g or t (e.g. 4g; default 8g); the tmpfs mounts get half of it. Refuses to start where it cannot be enforced." placeholder:"SIZE"`
 	CPUs       *string  `name:"cpus" help:"CPU limit in cores (e.g. 1.5; default none). Refuses to start where it cannot be enforced." placeholder:"N"`
@@ -47,7 +48,7 @@ func (f policyFlags) resolve() (policy.Resolved, string, error) {
 		Cwd:     cwd,
 		Flags: policy.Flags{
 			RO: f.RO, RW: f.RW, Protect: f.Protect, Mask: f.Mask, Unmask: f.Unmask, Env: f.Env,
-			AllowHooks: f.AllowHooks, SharedHome: f.SharedHome, Memory: f.Memory, CPUs: f.CPUs, Pids: f.Pids,
+			AllowHooks: f.AllowHooks, SharedHome: f.SharedHome, GitConfig: f.GitConfig, Memory: f.Memory, CPUs: f.CPUs, Pids: f.Pids,
 			LogLevel: f.LogLevel, Workdir: f.Workdir,
 			Network: f.Network, AgentPolicy: f.AgentPolicy, AgentAllow: f.AgentAllow,
 			AgentBlock: f.AgentBlock, Resolver: f.Resolver, Terminal: f.Terminal,

@@ -15,8 +15,10 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/console"
+	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/environ"
+	"github.com/stockade-dev/stockade/internal/gitconfig"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
@@ -116,7 +118,7 @@ func (c *runCmd) run() error {
 	// A foreground run is recorded as a session is (session.Record): its
 	// entry and audit log are made once the command runs, off the start.
 	rec := session.Begin(c.sessionConfig(j, r), c.sessionEntry(j, r, home))
-	svc, err := job.Compose(j, job.Wiring{Cgroup: cg, Required: requirements(r),
+	svc, err := job.Compose(j, job.Wiring{Cgroup: cg, Required: requirements(r), Foreground: true,
 		Event: func(source, event string, f map[string]any) {
 			rec.Event(source, event, f)
 			if event != "connection" && event != "auth_request" {
@@ -248,6 +250,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		for k, v := range sandboxnet.ProxyEnv() {
 			extra[k] = v
 		}
+		extra["STOCKADE_DENIALS"] = denial.Path
 	}
 	for k, v := range c.extraEnv {
 		extra[k] = v
@@ -280,6 +283,19 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	}
 	if gh != nil {
 		gh.add(&j)
+	}
+	if r.Policy.Network == "proxy" {
+		j.Denials = session.NewStore(stateHome(home)).Denials(id)
+	}
+	if r.Policy.GitConfig {
+		if j.GitConfig, _, err = gitconfig.Sanitized(r.Policy.Workdir); err != nil {
+			return job.Job{}, r, home, err
+		}
+		// Only a look: the mount opens the path itself, following no link.
+		at := filepath.Join(sandboxHome.Path, ".gitconfig")
+		if fi, err := os.Lstat(at); err == nil && fi.IsDir() {
+			return job.Job{}, r, home, fmt.Errorf("--gitconfig: %s is a directory, where the copy of your git identity goes; remove it (rm -r %s) or leave out --gitconfig", at, at)
+		}
 	}
 	if c.Containers {
 		j.Containers = true

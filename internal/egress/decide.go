@@ -48,6 +48,8 @@ type Decider struct {
 	Resolver  *Resolver
 	HostAddrs []netip.Addr
 	Session   string // named in the Fix commands
+	// Foreground: the Fix is a flag of the next run (Config.Foreground).
+	Foreground bool
 }
 
 // Decide checks host (a name or an IP literal, IPv6 without brackets) at port
@@ -176,8 +178,15 @@ func (d *Decider) blocked(dec Decision, r Rule) Decision {
 	return dec
 }
 
-// command is the control command that changes target, quoted for a shell.
+// command is the control command that changes target, quoted for a shell;
+// for a foreground run, what to change in the next one.
 func (d *Decider) command(verb, target string) string {
+	if d.Foreground {
+		if verb == "allow" {
+			return fmt.Sprintf("stockade run --agent-allow %s … (again: a foreground run's rules are fixed while it runs)", shellQuote(target))
+		}
+		return fmt.Sprintf("stockade run without the agent_block rule %s … (again: a foreground run's rules are fixed while it runs)", shellQuote(target))
+	}
 	return fmt.Sprintf("stockade network agent %s -s %s %s", verb, shellQuote(d.Session), shellQuote(target))
 }
 

@@ -114,3 +114,33 @@ func TestDenialText(t *testing.T) {
 		}
 	}
 }
+
+// TestFixForeground: a foreground run has no control socket, so a denial
+// names the flag of the next run, not a network command.
+func TestFixForeground(t *testing.T) {
+	rules := NewRules(ModeDeny, nil, []Rule{mustRule(t, "blocked.test")})
+	for _, tc := range []struct {
+		foreground bool
+		host, want string
+	}{
+		{false, "other.test", "stockade network agent allow -s s1 other.test"},
+		{true, "other.test", "stockade run --agent-allow other.test … (again: a foreground run's rules are fixed while it runs)"},
+		{true, "blocked.test", "stockade run without the agent_block rule blocked.test …"},
+		{true, "10.0.0.5", "stockade run --agent-allow 10.0.0.5 …"},
+	} {
+		d := &Decider{Rules: rules, Session: "s1", Foreground: tc.foreground}
+		dec := d.Decide(context.Background(), tc.host, 443)
+		if dec.Allowed || !strings.HasPrefix(dec.Fix, tc.want) {
+			t.Errorf("foreground %v, %s: fix %q, want %q", tc.foreground, tc.host, dec.Fix, tc.want)
+		}
+	}
+}
+
+func mustRule(t *testing.T, s string) Rule {
+	t.Helper()
+	r, err := ParseRule(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -156,9 +156,11 @@ func (s *dnsStub) answer(ctx context.Context, query []byte, udp bool) []byte {
 	}
 	dec := s.p.decider.DecideName(q.Name.String())
 	if !dec.Allowed {
-		s.p.cfg.Audit(EventDNSDenied, map[string]any{
-			"name": dec.Host, "qtype": qtypeName(q.Type), "rule": dec.Rule, "reason": dec.Reason,
-		})
+		f := map[string]any{"name": dec.Host, "qtype": qtypeName(q.Type), "rule": dec.Rule, "reason": dec.Reason}
+		if dec.Fix != "" {
+			f["fix"] = dec.Fix
+		}
+		s.p.cfg.Audit(EventDNSDenied, f)
 		resp.RCode = dnsmessage.RCodeNameError
 		return build(resp, q, nil, size)
 	}

@@ -40,6 +40,10 @@ const (
 type Config struct {
 	// Session is the session ID named in the commands a denial suggests.
 	Session string
+	// Foreground: the rules cannot change while the run lasts (a
+	// foreground stockade run has no control socket), so a denial
+	// suggests the flag of the next run instead of a network command.
+	Foreground bool
 	// Rules is the policy; nil denies everything.
 	Rules *Rules
 	// Resolver resolves names; nil uses the host's configuration.
@@ -104,7 +108,7 @@ func New(cfg Config) *Proxy {
 	}
 	p := &Proxy{
 		cfg:       cfg,
-		decider:   &Decider{Rules: cfg.Rules, Resolver: cfg.Resolver, HostAddrs: cfg.HostAddrs, Session: cfg.Session},
+		decider:   &Decider{Rules: cfg.Rules, Resolver: cfg.Resolver, HostAddrs: cfg.HostAddrs, Session: cfg.Session, Foreground: cfg.Foreground},
 		dialer:    &Dialer{Dial: cfg.Dial},
 		listeners: map[io.Closer]struct{}{},
 		conns:     map[net.Conn]struct{}{},
@@ -257,9 +261,13 @@ func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) error {
 
 // auditDenied records a refused connection.
 func (p *Proxy) auditDenied(proto string, dec Decision) {
-	p.cfg.Audit(EventNetworkDenied, map[string]any{
+	f := map[string]any{
 		"proto": proto, "host": dec.Host, "port": int(dec.Port), "rule": dec.Rule, "reason": dec.Reason,
-	})
+	}
+	if dec.Fix != "" {
+		f["fix"] = dec.Fix
+	}
+	p.cfg.Audit(EventNetworkDenied, f)
 }
 
 // auditConn records a connection that was allowed, once it has ended.

@@ -159,6 +159,11 @@ func listen(uid, gid int) (*os.File, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("making the engine's socket: %w", err)
 	}
+	// In network mode proxy the plan made the directory, a tmpfs of the
+	// user's holding the denials file: it becomes the launcher's.
+	if err := os.Chown(dir, os.Getuid(), os.Getgid()); err != nil {
+		return nil, fmt.Errorf("making the engine's socket: %w", err)
+	}
 	if err := os.WriteFile(ClientConf, []byte(clientConf()), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the client's configuration: %w", err)
 	}

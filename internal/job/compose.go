@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -29,6 +31,20 @@ func engineLog(path string) (*os.File, error) {
 		return nil, fmt.Errorf("opening the engine's log: %w", err)
 	}
 	return f, nil
+}
+
+// makeDenials makes the denials file at path, in a directory resolved
+// to its canonical path: init binds it with no symlink on the way.
+func makeDenials(path string) (*denial.File, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making the denials file: %w", err)
+	}
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("making the denials file: %w", err)
+	}
+	return denial.Create(filepath.Join(dir, filepath.Base(path)))
 }
 
 // Services are what serves a sandbox from the host: its cgroup, and in
@@ -55,6 +71,8 @@ type Services struct {
 	socketDirs []sandbox.SocketDir // the services' socket directories, removed at Close
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
+	// denials is the run's denials file (Job.Denials), nil without one.
+	denials *denial.File
 
 	cgroup     *cgroup.Pending
 	group      *cgroup.Group // made, once Limits has returned
@@ -76,6 +94,9 @@ type Wiring struct {
 	// Required are the limits set on purpose: one that is not enforced
 	// stops the run at Stages.Planned, with nothing started.
 	Required []cgroup.Requirement
+	// Foreground: a foreground run, whose rules cannot change while it
+	// runs: a denial suggests the flag of the next run.
+	Foreground bool
 	// Event hears the proxies' events, each with its audit source
 	// (audit.SourceEgress, audit.SourceAuthProxy, audit.SourceSSHAgent);
 	// nil drops them.
@@ -102,7 +123,25 @@ func Compose(j Job, w Wiring) (*Services, error) {
 		}
 	}
 	if j.Policy.Network == "proxy" {
-		px, rules, err := Egress(j.Policy, j.ID, event(audit.SourceEgress))
+		egressEvent := event(audit.SourceEgress)
+		if j.Denials != "" {
+			f, err := makeDenials(j.Denials)
+			if err != nil {
+				// The audit log keeps every denial; the agent's copy is
+				// a convenience, not a reason to refuse the run.
+				event(audit.SourceSupervisor)(audit.EventWarning, map[string]any{"message": err.Error()})
+				s.job.Denials = ""
+			} else {
+				s.denials, s.job.Denials = f, f.Path()
+				egressEvent = func(ev string, fields map[string]any) {
+					if d, ok := denial.FromEvent(time.Now(), ev, fields); ok {
+						f.Add(d) // a failed write: the next rewrites the file
+					}
+					event(audit.SourceEgress)(ev, fields)
+				}
+			}
+		}
+		px, rules, err := Egress(j.Policy, j.ID, w.Foreground, egressEvent)
 		if err != nil {
 			return fail(err)
 		}
@@ -211,8 +250,8 @@ func (s *Services) Group() *cgroup.Group {
 }
 
 // CloseProxies stops the proxies: new connections are refused, the auth
-// proxy lets its requests finish, and both log what they served. It may
-// be called more than once.
+// proxy lets its requests finish, and both log what they served; the
+// denials file is removed. It may be called more than once.
 func (s *Services) CloseProxies() {
 	if s.Auth != nil {
 		s.Auth.Close()
@@ -225,6 +264,11 @@ func (s *Services) CloseProxies() {
 	}
 	for _, d := range s.socketDirs {
 		os.RemoveAll(d.Source)
+	}
+	// No denial comes after the proxies: the file goes before the run's
+	// end is recorded.
+	if s.denials != nil {
+		s.denials.Close()
 	}
 }
 

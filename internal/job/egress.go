@@ -14,7 +14,8 @@ import (
 // Egress builds the egress proxy of a session from its policy: the rules
 // (parsed when the policy loaded), the resolver, and the host's own addresses, which the floor refuses like
 // private ones. audit receives one event per connection and denial.
-func Egress(p policy.Policy, session string, audit func(string, map[string]any)) (*egress.Proxy, *egress.Rules, error) {
+// foreground: the rules cannot change while the run lasts (egress.Config).
+func Egress(p policy.Policy, session string, foreground bool, audit func(string, map[string]any)) (*egress.Proxy, *egress.Rules, error) {
 	mode, err := egress.ParseMode(p.AgentPolicy)
 	if err != nil {
 		return nil, nil, err
@@ -26,7 +27,7 @@ func Egress(p policy.Policy, session string, audit func(string, map[string]any))
 	rules := egress.NewRules(mode, p.AgentAllow, p.AgentBlock)
 	maxConns, _ := connCaps()
 	px := egress.New(egress.Config{
-		Session: session, Rules: rules, Resolver: resolver, HostAddrs: hostAddrs(), Audit: audit,
+		Session: session, Foreground: foreground, Rules: rules, Resolver: resolver, HostAddrs: hostAddrs(), Audit: audit,
 		MaxConns: maxConns,
 	})
 	return px, rules, nil

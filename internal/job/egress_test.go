@@ -12,7 +12,7 @@ import (
 func TestEgress(t *testing.T) {
 	p := policy.Default("/w")
 	p.AgentPolicy = "sometimes"
-	if _, _, err := Egress(p, "abc123", nil); err == nil {
+	if _, _, err := Egress(p, "abc123", false, nil); err == nil {
 		t.Error("Egress accepted agent policy \"sometimes\"")
 	}
 	p = policy.Default("/w")
@@ -23,7 +23,7 @@ func TestEgress(t *testing.T) {
 		}
 		p.AgentAllow = append(p.AgentAllow, r)
 	}
-	px, rules, err := Egress(p, "abc123", nil)
+	px, rules, err := Egress(p, "abc123", false, nil)
 	if err != nil || px == nil || len(rules.List()) != 2 {
 		t.Fatalf("Egress = %v, %v", rules, err)
 	}

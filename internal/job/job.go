@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
+	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
@@ -58,6 +59,14 @@ type Job struct {
 	GitHub bool `json:"github,omitempty"`
 
 	socketDirs []sandbox.SocketDir // the services' socket directories, once Services made them
+	// Denials is where the host file of the run's denials is made (in
+	// network mode proxy; package denial): Compose makes it, the sandbox
+	// sees it read-only at denial.Path. "": none.
+	Denials string `json:"denials,omitempty"`
+	// GitConfig is the user's git identity, sanitized (--gitconfig;
+	// package gitconfig), put read-only at .gitconfig in the sandbox
+	// HOME. "": none.
+	GitConfig string `json:"gitconfig,omitempty"`
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -278,6 +287,10 @@ func prepare(j Job, h Hooks) *prepared {
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
 		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
 		SocketDirs: j.socketDirs,
+		GitConfig:  j.GitConfig,
+	}
+	if j.Denials != "" && p.Network == "proxy" {
+		cfg.Denials, cfg.DenialsAt = j.Denials, denial.Path
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	cfg.Passwd, cfg.Group = sandbox.Accounts()

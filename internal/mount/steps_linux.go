@@ -216,6 +216,13 @@ func apply(m Mount, i int, made map[string]bool, cover string, coverSelf bool) [
 	case Dir:
 		return concat(mkdirAll(dst, made), Step{Call: CallChmod, Path: dst, Mode: m.Mode & 0o7777})
 	case File:
+		if m.Strict && cover != "" {
+			// In a tree the sandbox can write (the sandbox HOME): the
+			// mount point is made, and the target opened, with no
+			// symlink on the way; a symlink there is covered itself.
+			return concat(ensureStrict(dst, false, "/newroot"+cover),
+				Step{Call: CallMaskAt, Source: fileAt(i), Path: dst})
+		}
 		// The target was resolved through symlinks when the plan was made;
 		// the file was written in the staging root (read-only now).
 		return concat(ensure(dst, false, made),

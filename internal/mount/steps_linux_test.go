@@ -98,3 +98,47 @@ func TestSteps(t *testing.T) {
 		t.Errorf("last step %+v, want chdir /", last)
 	}
 }
+
+// TestStepsStockadeFiles: the denials file is bound into a tmpfs of its
+// own without following a link; the --gitconfig copy, in the sandbox HOME
+// (a tree the sandbox writes), is made there and opened with no link on
+// the way, and covers a link it finds rather than follow it.
+func TestStepsStockadeFiles(t *testing.T) {
+	plan, err := BuildScan(Config{
+		Workdir: "/work", Home: "/home/u", HomeSource: "/data/home",
+		Denials: "/state/denials/abc", DenialsAt: "/run/stockade/denials", GitConfig: "[user]\n\tname = x\n",
+	}, Scan{Trees: Trees{Workdir: "/work", HomeSource: "/data/home"}}, OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := Steps(plan, "/tmp")
+	for i, m := range plan.Mounts {
+		var got []Step
+		for _, s := range steps {
+			if s.Mount == i {
+				got = append(got, s)
+			}
+		}
+		last := got[len(got)-1]
+		switch m.Target {
+		case "/run/stockade":
+			if m.Kind != Tmpfs || last.Call != CallMount || last.FSType != "tmpfs" {
+				t.Errorf("/run/stockade: %+v, %+v", m, last)
+			}
+		case "/run/stockade/denials":
+			if last.Call != CallBindAt || last.Source != "/oldroot/state/denials/abc" || last.Attr&unix.MOUNT_ATTR_RDONLY == 0 || last.Mode != WantOther {
+				t.Errorf("the denials file: %+v", last)
+			}
+		case "/home/u/.gitconfig":
+			if m.Kind != File || last.Call != CallMaskAt || last.Source != fileAt(i) || got[len(got)-2].Call != CallTouch || !got[len(got)-2].Strict {
+				t.Errorf("the git config: %+v", got)
+			}
+		}
+	}
+	if _, ok := find(plan, "/run/stockade"); !ok {
+		t.Error("no /run/stockade in the plan")
+	}
+	if _, ok := find(plan, "/home/u/.gitconfig"); !ok {
+		t.Error("no .gitconfig in the plan")
+	}
+}

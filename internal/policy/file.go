@@ -100,7 +100,7 @@ func (l *Layer) setRaw(r ref, raw json.RawMessage, base string) error {
 	}
 	var text string
 	switch c := raw[0]; {
-	case r.key == "allow_hooks" || r.key == "shared_home":
+	case r.key == "allow_hooks" || r.key == "shared_home" || r.key == "gitconfig":
 		if c != 't' && c != 'f' {
 			return r.errorf(shown, "is not a boolean; write true or false")
 		}

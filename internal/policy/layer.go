@@ -49,7 +49,7 @@ type Layer struct {
 
 	Workdir                            *string
 	RO, RW, Protect, Mask, Unmask, Env []string
-	AllowHooks, SharedHome             *bool
+	AllowHooks, SharedHome, GitConfig  *bool
 	Memory                             *int64
 	CPUs                               *float64
 	Pids                               *int64
@@ -71,7 +71,7 @@ var fileKeys = []string{
 	"ro", "rw", "protect", "mask", "unmask", "allow_hooks", "env",
 	"memory", "cpus", "pids", "log_level", "network",
 	"agent_policy", "agent_allow", "agent_block", "resolver", "upstream", "shared_home", "workdir",
-	"terminal",
+	"terminal", "gitconfig",
 }
 
 // listKeys accumulate across layers; every other key is a scalar.
@@ -168,6 +168,10 @@ func (l *Layer) set(r ref, text, shown, base string) error {
 		var b bool
 		b, err = parseBool(text)
 		l.SharedHome = &b
+	case "gitconfig":
+		var b bool
+		b, err = parseBool(text)
+		l.GitConfig = &b
 	case "memory":
 		var n int64
 		if n, err = ParseSize(text); err == nil {
@@ -312,7 +316,7 @@ func FromEnv(env []string, cwd string) (Layer, error) {
 type Flags struct {
 	RO, RW, Protect, Mask, Unmask, Env             []string
 	AgentAllow, AgentBlock                         []string // as written: Layer parses them
-	AllowHooks, SharedHome                         *bool
+	AllowHooks, SharedHome, GitConfig              *bool
 	Memory, CPUs, Pids, LogLevel, Workdir, Network *string
 	AgentPolicy, Resolver                          *string
 	Terminal                                       *string
@@ -322,7 +326,7 @@ type Flags struct {
 // errors name the flag (`flag --memory: "lots" is not a size; …`); relative
 // ro/rw/workdir paths are relative to cwd.
 func FromFlags(f Flags, cwd string) (Layer, error) {
-	l := Layer{Kind: KindFlag, Source: "flag", AllowHooks: f.AllowHooks, SharedHome: f.SharedHome}
+	l := Layer{Kind: KindFlag, Source: "flag", AllowHooks: f.AllowHooks, SharedHome: f.SharedHome, GitConfig: f.GitConfig}
 	scalars := []struct {
 		key string
 		v   *string

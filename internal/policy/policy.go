@@ -63,6 +63,10 @@ type Policy struct {
 	// it, a shell rc or an agent's hook, runs in the others' sessions).
 	// Never from a project file.
 	SharedHome bool `json:"shared_home"`
+	// GitConfig copies the user's git identity and aliases into the
+	// sandbox, sanitized (package gitconfig; loosening: it hands over who
+	// the user is). Never from a project file.
+	GitConfig bool `json:"gitconfig"`
 	// Upstream sends auth proxy routes elsewhere: ROUTE=URL entries (a
 	// company gateway, a local model server). Never from a project file.
 	Upstream []string `json:"upstream,omitempty"`

@@ -11,7 +11,7 @@ import (
 
 // showKeys is the order `policy show` prints keys in.
 var showKeys = []string{
-	"workdir", "network", "agent_policy", "resolver", "terminal", "log_level", "allow_hooks", "shared_home", "memory", "cpus", "pids",
+	"workdir", "network", "agent_policy", "resolver", "terminal", "log_level", "allow_hooks", "shared_home", "gitconfig", "memory", "cpus", "pids",
 	"agent_allow", "agent_block", "upstream",
 	"ro", "rw", "protect", "mask", "unmask", "env",
 }
@@ -83,6 +83,8 @@ func (r Resolved) scalarText(key string) string {
 		return strconv.FormatBool(p.AllowHooks)
 	case "shared_home":
 		return strconv.FormatBool(p.SharedHome)
+	case "gitconfig":
+		return strconv.FormatBool(p.GitConfig)
 	case "memory":
 		if p.Memory == 0 {
 			return "no limit"

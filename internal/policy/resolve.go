@@ -134,6 +134,7 @@ func (r *Resolved) apply(l *Layer) {
 	setScalar(r, l, "workdir", l.Workdir, &p.Workdir)
 	setScalar(r, l, "allow_hooks", l.AllowHooks, &p.AllowHooks)
 	setScalar(r, l, "shared_home", l.SharedHome, &p.SharedHome)
+	setScalar(r, l, "gitconfig", l.GitConfig, &p.GitConfig)
 	setScalar(r, l, "memory", l.Memory, &p.Memory)
 	setScalar(r, l, "cpus", l.CPUs, &p.CPUs)
 	setScalar(r, l, "pids", l.Pids, &p.Pids)
@@ -243,6 +244,9 @@ func checkAdmin(admin, l *Layer) error {
 	}
 	if l.SharedHome != nil && *l.SharedHome && admin.SharedHome != nil && !*admin.SharedHome {
 		return adminError(l, "shared_home", "true", admin, "sets shared_home false; remove the setting")
+	}
+	if l.GitConfig != nil && *l.GitConfig && admin.GitConfig != nil && !*admin.GitConfig {
+		return adminError(l, "gitconfig", "true", admin, "sets gitconfig false; remove the setting")
 	}
 	if err := ceiling(l, admin, "memory", l.Memory, admin.Memory, FormatSize); err != nil {
 		return err
@@ -395,6 +399,9 @@ func checkProject(l *Layer, r *Resolved) error {
 	}
 	if l.SharedHome != nil && *l.SharedHome {
 		return deny("shared_home", "true", "a shared HOME carries what one project's command planted into the others")
+	}
+	if l.GitConfig != nil && *l.GitConfig {
+		return deny("gitconfig", "true", "it hands your git identity to the sandbox")
 	}
 	if len(l.Upstream) > 0 {
 		return deny("upstream", strconv.Quote(l.Upstream[0]), "an upstream receives the real API key")

@@ -119,7 +119,7 @@ func TestResolveLists(t *testing.T) {
 // by a later layer is an error naming both sources.
 func TestResolveAdmin(t *testing.T) {
 	admin := Layer{Kind: KindAdmin, Source: "/etc/stockade/config.json",
-		AllowHooks: ptr(false), SharedHome: ptr(false), Memory: ptr(int64(4 << 30)), CPUs: ptr(2.0), Pids: ptr(int64(1000)),
+		AllowHooks: ptr(false), SharedHome: ptr(false), GitConfig: ptr(false), Memory: ptr(int64(4 << 30)), CPUs: ptr(2.0), Pids: ptr(int64(1000)),
 		Network: ptr("none"), Mask: []string{".corp/", ".env.*"}, Protect: []string{"deploy.yml"}}
 	user := func(l Layer) Layer { l.Kind, l.Source = KindUser, "/u.json"; return l }
 	flag := func(l Layer) Layer { l.Kind, l.Source = KindFlag, "flag"; return l }
@@ -142,6 +142,8 @@ func TestResolveAdmin(t *testing.T) {
 			[]string{`/u.json: "allow_hooks": true is not allowed: /etc/stockade/config.json sets allow_hooks false; remove the setting`}},
 		{"shared home", flag(Layer{SharedHome: ptr(true)}),
 			[]string{`flag --shared-home: true is not allowed: /etc/stockade/config.json sets shared_home false; remove the setting`}},
+		{"gitconfig", flag(Layer{GitConfig: ptr(true)}),
+			[]string{`flag --gitconfig: true is not allowed: /etc/stockade/config.json sets gitconfig false; remove the setting`}},
 		{"change network", flag(Layer{Network: ptr("proxy")}),
 			[]string{`flag --network: "proxy" is not allowed: /etc/stockade/config.json sets network "none"`}},
 		{"unmask admin dir", flag(Layer{Unmask: []string{".corp/key"}}),
@@ -287,6 +289,7 @@ func TestProjectMayOnlyTighten(t *testing.T) {
 		{"ro outside", nil, Layer{RO: []string{"/home/u/.ssh"}}, `"ro": "/home/u/.ssh"`},
 		{"credential env", nil, Layer{Env: []string{"GITHUB_TOKEN"}}, `"env": "GITHUB_TOKEN"`},
 		{"shared_home", nil, Layer{SharedHome: ptr(true)}, `"shared_home"`},
+		{"gitconfig", nil, Layer{GitConfig: ptr(true)}, `"gitconfig": true is not allowed`},
 		// Host variables whose names do not look like credentials.
 		{"pass REDIS_URL", nil, Layer{Env: []string{"REDIS_URL"}}, `"env": "REDIS_URL" is not allowed`},
 		{"pass MONGODB_URI", nil, Layer{Env: []string{"MONGODB_URI"}}, `"env": "MONGODB_URI"`},

@@ -205,6 +205,9 @@ func loosenings(p Policy, home string, uid int) []problem {
 	if p.Terminal == TerminalRaw {
 		add("terminal", "", "terminal raw: the command's escape sequences reach your terminal unfiltered (clipboard, title reports, notifications)")
 	}
+	if p.GitConfig {
+		add("gitconfig", "", "gitconfig: your git identity (user.name, user.email) and git aliases are copied into the sandbox, read-only, without credential helpers or anything that runs code")
+	}
 	if p.SharedHome {
 		add("shared_home", "", "shared_home: one sandbox HOME for every project; a shell rc, git config or agent hook one project's command leaves there runs in the others' sessions")
 	}

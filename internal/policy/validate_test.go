@@ -123,6 +123,7 @@ func TestWarnings(t *testing.T) {
 	p.Env = []string{"GITHUB_TOKEN=hunter2", "GOFLAGS", "AWS_PROFILE"}
 	p.Memory = 0
 	p.SharedHome = true
+	p.GitConfig = true
 	got := Warnings(p, "/home/u", 0)
 	want := []string{
 		"running as root",
@@ -132,6 +133,7 @@ func TestWarnings(t *testing.T) {
 		"ro /home/u/go: part of your home directory is readable",
 		"env GITHUB_TOKEN: a credential-shaped variable is passed in",
 		"env AWS_PROFILE: a credential-shaped variable is passed in",
+		"gitconfig: your git identity",
 		"shared_home: one sandbox HOME for every project",
 	}
 	if len(got) != len(want) {

@@ -95,12 +95,16 @@ type Store struct{ Root string }
 // NewStore returns the store under stateHome ($XDG_STATE_HOME).
 func NewStore(stateHome string) Store { return Store{Root: filepath.Join(stateHome, "stockade")} }
 
-func (s Store) sessions() string          { return filepath.Join(s.Root, "sessions") }
-func (s Store) Dir(id string) string      { return filepath.Join(s.sessions(), id) }
-func (s Store) Socket(id string) string   { return filepath.Join(s.Dir(id), "control.sock") }
-func (s Store) AuditDir() string          { return filepath.Join(s.Root, "audit") }
-func (s Store) Audit(id string) string    { return filepath.Join(s.AuditDir(), id+".jsonl") }
-func (s Store) file(id string) string     { return filepath.Join(s.Dir(id), "session.json") }
+func (s Store) sessions() string        { return filepath.Join(s.Root, "sessions") }
+func (s Store) Dir(id string) string    { return filepath.Join(s.sessions(), id) }
+func (s Store) Socket(id string) string { return filepath.Join(s.Dir(id), "control.sock") }
+func (s Store) AuditDir() string        { return filepath.Join(s.Root, "audit") }
+func (s Store) Audit(id string) string  { return filepath.Join(s.AuditDir(), id+".jsonl") }
+func (s Store) file(id string) string   { return filepath.Join(s.Dir(id), "session.json") }
+
+// Denials is the host file of a run's denials, which its sandbox reads
+// (package denial); the run removes it when it ends.
+func (s Store) Denials(id string) string  { return filepath.Join(s.Root, "denials", id) }
 func (s Store) lockFile(id string) string { return filepath.Join(s.Dir(id), "lock") }
 
 // Create makes the directory of a new session and writes its first state.
@@ -385,6 +389,7 @@ func (s Store) Prune() ([]string, error) {
 		}
 		os.Remove(s.Audit(sess.ID))
 		os.Remove(s.Audit(sess.ID) + ".head")
+		os.Remove(s.Denials(sess.ID)) // left by a supervisor that was killed
 		gone = append(gone, sess.ID)
 	}
 	// Audit logs of sessions deleted earlier go too.

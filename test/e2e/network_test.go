@@ -142,7 +142,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'`, host, port)
 
 const (
 	hello  = "hello from the test host"
-	fixCmd = "stockade network agent allow -s " // what a denial tells a human to run
+	fixCmd = "stockade run --agent-allow " // what a denial of a foreground run tells a human to run
 )
 
 // netRow is one client run in the sandbox; want is the verdict its script
@@ -186,7 +186,7 @@ var networkRows = []netRow{
 		script: `curl -sS -o /dev/null -w "%{http_code}\n%{size_download}\n" http://allowed.test/big`, want: "200", body: []string{"67108864"}},
 	{name: "wildcard_allows_subdomain", flags: allow("*.allowed.test"), script: curl("http://www.allowed.test/"), want: "200", body: []string{hello}},
 	{name: "wildcard_not_the_apex", flags: allow("*.allowed.test"), script: curl("http://allowed.test/"), want: "403", body: []string{"host: allowed.test", fixCmd}},
-	{name: "denied_name", script: curl("http://other.test/"), want: "403", body: []string{"host: other.test", fixCmd, " other.test\n"}},
+	{name: "denied_name", script: curl("http://other.test/"), want: "403", body: []string{"host: other.test", fixCmd + "other.test …"}},
 	{name: "denied_name_connect", script: curl("-k https://other.test/"), want: "403"},
 	{name: "denied_name_socks5", script: socks5("other.test", 80), want: "SOCKS 0x02"},
 	{name: "blocked_wins_over_allowed", flags: append(allow("*.allowed.test"), "--agent-block", "www.allowed.test"),
