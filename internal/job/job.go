@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
@@ -316,6 +318,14 @@ func prepare(j Job, h Hooks) *prepared {
 			}
 		}
 	}
+	// git inside leaves the placeholders out: they are not the agent's
+	// files to add (see mount.GitExclude).
+	if top := workTreeTop(p.Workdir); top != "" {
+		if ex := mount.GitExclude(top, planned); ex != "" {
+			cfg.GitExclude = ex
+			cfg.Env = excludesFileEnv(cfg.Env, mount.GitExcludePath)
+		}
+	}
 	claim := func() error {
 		ps, release, err := records.Claim(j.ID, planned)
 		if err == nil {
@@ -535,4 +545,41 @@ func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 		fn(ls)
 	}
 	return closers, nil
+}
+
+// workTreeTop is the directory at or above workdir that holds a .git (a
+// directory, or the file of a linked worktree or submodule), "" when there
+// is none: the top of the work tree git inside the sandbox works in. Only
+// lstat: what is found names where git's own files would be, nothing is
+// read or followed.
+func workTreeTop(workdir string) string {
+	for dir := filepath.Clean(workdir); ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		if dir == "/" || dir == "." {
+			return ""
+		}
+	}
+}
+
+// excludesFileEnv returns env with git told to read path as
+// core.excludesFile, through the GIT_CONFIG_COUNT entries git takes from
+// the environment (after those env already has). It is a convenience for
+// the agent's git, not a wall: the command may unset it.
+func excludesFileEnv(env []string, path string) []string {
+	n := 0
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
+			if c, err := strconv.Atoi(v); err == nil && c >= 0 {
+				n = c
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(n+1),
+		"GIT_CONFIG_KEY_"+strconv.Itoa(n)+"=core.excludesFile",
+		"GIT_CONFIG_VALUE_"+strconv.Itoa(n)+"="+path)
 }

@@ -70,6 +70,11 @@ type Config struct {
 	// (--gitconfig) put read-only at .gitconfig in the sandbox HOME. It
 	// never lands in the HOME on the host: it is staged, as File mounts are.
 	GitConfig string
+	// GitExclude, when set, is the content of a read-only file at
+	// GitExcludePath that the sandbox's git reads as core.excludesFile
+	// (see package job): the placeholders, so that git inside does not
+	// list them as untracked nor add them.
+	GitExclude string
 	// TmpfsSize is how many bytes the writable tmpfs mounts may hold
 	// together (see tmpfsShares); 0 leaves each at the kernel's default,
 	// half of RAM and as many inodes.
@@ -176,6 +181,12 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 		// makes its socket beside the file.
 		add(Mount{Kind: Tmpfs, Target: filepath.Dir(cfg.DenialsAt), Data: "mode=0755,size=64k,nr_inodes=64", Why: "stockade's files"})
 		add(Mount{Kind: Bind, Source: cfg.Denials, Target: cfg.DenialsAt, ReadOnly: true, Strict: true, Why: "denials the agent can read"})
+	}
+	if cfg.GitExclude != "" {
+		if cfg.Denials == "" || filepath.Dir(cfg.DenialsAt) != filepath.Dir(GitExcludePath) {
+			add(Mount{Kind: Tmpfs, Target: filepath.Dir(GitExcludePath), Data: "mode=0755,size=64k,nr_inodes=64", Why: "stockade's files"})
+		}
+		add(Mount{Kind: File, Target: GitExcludePath, Data: cfg.GitExclude, Why: "placeholders git does not list"})
 	}
 	for _, m := range cfg.Services {
 		add(m)

@@ -50,6 +50,9 @@ type Config struct {
 	// GitConfig is the sanitized git configuration put at .gitconfig in
 	// the sandbox HOME (mount.Config); "": none.
 	GitConfig string
+	// GitExclude is the file of placeholders the sandbox's git leaves
+	// out (mount.Config); "": none.
+	GitExclude string
 	// Scan, when set, is the scan of the trees the plan is made from
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
@@ -76,6 +79,7 @@ func (c Config) MountConfig() mount.Config {
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
 		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group,
 		Denials: c.Denials, DenialsAt: c.DenialsAt, GitConfig: c.GitConfig,
+		GitExclude: c.GitExclude,
 	}
 }
 
