@@ -18,6 +18,8 @@ declare -A need=(
 	# docker client, and the static busybox the tests make images from
 	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns
 	[docker]=docker.io [busybox]=busybox-static
+	# the image registry of the test network (scripts/testnet.sh)
+	[docker-registry]=docker-registry
 )
 missing=()
 for cmd in "${!need[@]}"; do
@@ -41,8 +43,10 @@ fi
 
 # run --containers maps each user's subordinate ids: root and the test
 # user get a range of 65536 each when they have none, above every range
-# already given (idempotent).
+# already given (idempotent). Its slirp4netns opens /dev/net/tun as the
+# user: the mode udev gives it, which a machine without udev lacks.
 if [ "$(id -u)" = 0 ]; then
+	[ -c /dev/net/tun ] && chmod 0666 /dev/net/tun
 	id "$user" >/dev/null 2>&1 || useradd -m -s /bin/sh "$user"
 	for who in root "$user"; do
 		for f in subuid subgid; do

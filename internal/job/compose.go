@@ -47,6 +47,12 @@ type Services struct {
 	Proxy *egress.Proxy
 	Rules *egress.Rules
 	Auth  *authproxy.Proxy
+	// With Job.Containers in network mode "proxy": the pods' proxy and
+	// its rules, and the registry proxy of the engine's pulls
+	// (EngineEgress).
+	Pods     *egress.Proxy
+	PodRules *egress.Rules
+	Registry *egress.Proxy
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
 
@@ -110,6 +116,11 @@ func Compose(j Job, w Wiring) (*Services, error) {
 			return fail(err)
 		}
 		s.engine = &h
+		if j.Policy.Network == "proxy" {
+			if s.Pods, s.PodRules, s.Registry, err = EngineEgress(j, event); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if s.cgroup == nil {
 		s.cgroup = BeginCgroup(j.ID, w.Limits)
@@ -173,8 +184,13 @@ func (s *Services) Run(h Hooks) (int, error) {
 			defer log.Close()
 		}
 		eng = engine.New(*s.engine, log)
+		eng.Registries = s.job.Registries
 	}
-	return run(s.job, h, s.cgroup, serve, eng)
+	var serveEngine func(engine.Listeners)
+	if s.Pods != nil {
+		serveEngine = ServeEngineWith(s.Pods, s.Registry)
+	}
+	return run(s.job, h, s.cgroup, serve, eng, serveEngine)
 }
 
 // Group is the sandbox's cgroup once Limits has returned without an error
@@ -193,8 +209,10 @@ func (s *Services) CloseProxies() {
 	if s.Auth != nil {
 		s.Auth.Close()
 	}
-	if s.Proxy != nil {
-		s.Proxy.Close()
+	for _, p := range []*egress.Proxy{s.Proxy, s.Pods, s.Registry} {
+		if p != nil {
+			p.Close()
+		}
 	}
 }
 
