@@ -69,6 +69,9 @@ func push(registry, repo, tag, busybox string) (string, error) {
 		"os":           "linux",
 		"config":       map[string]any{"Env": []string{"PATH=/bin"}, "Cmd": []string{"sh"}},
 		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{diffID}},
+		// One history entry per layer: buildah refuses to build on an
+		// image whose history does not account for its layers.
+		"history": []map[string]string{{"created_by": "test/netenv/pushimage: /bin/busybox and its links"}},
 	})
 	if err != nil {
 		return "", err
