@@ -104,7 +104,9 @@ echo "$port" >ready
 read x <done
 `
 	c := make(chan result, 1)
-	go func() { c <- e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", script) }()
+	go func() {
+		c <- e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", script)
+	}()
 	got := make(chan string, 1)
 	go func() {
 		// Open blocks until the sandbox opens the FIFO to write, or the
