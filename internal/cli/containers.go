@@ -82,6 +82,9 @@ func (f containerFlags) parse(p policy.Policy) (engineSettings, error) {
 			return es, usageError{fmt.Errorf("flag --registry-allow: %w", err)}
 		}
 		es.registries = append(es.registries, r)
+		if p.Network == "proxy" && r.Rule().LiftsFloor() {
+			es.loosened = append(es.loosened, fmt.Sprintf("registry_allow %s: %s", r, floorLifted))
+		}
 		if p.Network == "proxy" {
 			es.loosened = append(es.loosened, fmt.Sprintf("registry_allow %s: the engine can push to it as well as pull, and an image pushed there can carry the workdir out", r))
 		}

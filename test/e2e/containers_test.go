@@ -42,14 +42,13 @@ func requireContainers(t *testing.T) {
 
 // runCtr is run with the time an engine needs.
 func (e *env) runCtr(timeout time.Duration, args ...string) result {
-	e.t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = e.workdir
 	cmd.Env = e.vars
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		return result{-1, "", err.Error()} // a caller may be off the test's goroutine
 	}
 	timer := time.AfterFunc(timeout, func() { cmd.Process.Signal(syscall.SIGTERM) })
 	defer timer.Stop()
@@ -58,7 +57,7 @@ func (e *env) runCtr(timeout time.Duration, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		e.t.Fatal(err)
+		return result{-1, out.String(), errb.String() + err.Error()}
 	}
 	return result{code, out.String(), errb.String()}
 }
