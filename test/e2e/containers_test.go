@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -267,5 +268,73 @@ func TestContainersPodPolicy(t *testing.T) {
 				t.Fatalf("got %q (exit %d), want %q (the container's, the command's)\nstderr: %s", got, res.code, c.want, res.stderr)
 			}
 		})
+	}
+}
+
+// TestContainersPodRuntimeRule: `network pod allow` opens a host to the
+// containers of a running session, not to its command, and the audit log
+// has the pods' denial, the rule and the connection.
+func TestContainersPodRuntimeRule(t *testing.T) {
+	requireContainers(t)
+	requireTestnet(t)
+	e := newEnv(t)
+	// Bounded: 100 containers, 0.1 s apart. After success it waits to be
+	// stopped, so that the session is still there for `network list`.
+	// (podman's client, not docker's: with --rm, the docker CLI gets exit
+	// status 0 from podman 4.3's API whatever the container's was.)
+	script := `podman --remote pull -q ` + testImage + ` >/dev/null || exit 1; i=0; while [ $i -lt 100 ]; do
+if podman --remote run --rm ` + testImage + ` wget -q -O /dev/null http://other.test/ 2>/dev/null; then echo reached > marker; exec sleep 60; fi
+i=$((i+1)); sleep 0.1; done; exit 1`
+	r := e.runCtr(time.Minute, "run", "-d", "--log-level", "error", "--resolver", testnetDNS, "--containers",
+		"--registry-allow", "http://registry.test:5000", "--", "sh", "-c", script)
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || id == "" {
+		t.Fatalf("run -d: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	defer e.run("", nil, "stop", "-s", id)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	follow := exec.CommandContext(ctx, bin, "logs", "-f", "-s", id)
+	follow.Env = e.vars
+	out, err := follow.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc, denied := bufio.NewScanner(out), false
+	for !denied && sc.Scan() {
+		denied = strings.Contains(sc.Text(), "network denied: other.test:80")
+	}
+	cancel()
+	follow.Wait()
+	if !denied {
+		t.Fatal("no network_denied event for other.test within 60 s")
+	}
+	if r := e.run("", nil, "network", "pod", "allow", "-s", id, "other.test"); r.code != 0 {
+		t.Fatalf("network pod allow: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !waitFor(func() bool { _, err := os.Stat(e.workdir + "/marker"); return err == nil }) {
+		t.Fatalf("other.test was not reached after the rule was added\n%s", e.run("", nil, "logs", "-s", id).stdout)
+	}
+	if r := e.run("", nil, "network", "pod", "list", "-s", id); !strings.Contains(r.stdout, "other.test") ||
+		!strings.Contains(r.stdout, "the containers' policy deny") {
+		t.Errorf("network pod list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run("", nil, "network", "list", "-s", id); strings.Contains(r.stdout, "other.test") {
+		t.Errorf("the pods' rule is in the agent's rules:\n%s", r.stdout)
+	}
+	// A connection is recorded once it has ended: poll for it.
+	var logs string
+	waitFor(func() bool {
+		logs = e.run("", nil, "logs", "-s", id, "--json").stdout
+		return strings.Contains(logs, `"source":"pod","event":"connection"`)
+	})
+	for _, want := range []string{`"source":"pod","event":"network_denied"`, `"scope":"pod"`, `"source":"pod","event":"connection"`, `"source":"registry","event":"connection"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, logs)
+		}
 	}
 }
