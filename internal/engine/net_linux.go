@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"encoding/binary"
+	endian "encoding/binary" // "binary" is a name of this package's (the stockade binary in the engine's root)
 	"fmt"
 	"net"
 	"net/netip"
@@ -66,19 +66,19 @@ func addLoopbackAddr(a netip.Addr) error {
 	ip := a.As4()
 	attr := func(typ uint16, v []byte) []byte {
 		b := make([]byte, unix.SizeofRtAttr, unix.SizeofRtAttr+len(v))
-		binary.NativeEndian.PutUint16(b[0:], uint16(unix.SizeofRtAttr+len(v)))
-		binary.NativeEndian.PutUint16(b[2:], typ)
+		endian.NativeEndian.PutUint16(b[0:], uint16(unix.SizeofRtAttr+len(v)))
+		endian.NativeEndian.PutUint16(b[2:], typ)
 		return append(b, v...)
 	}
 	body := []byte{unix.AF_INET, 32, 0, unix.RT_SCOPE_HOST, 0, 0, 0, 0}
-	binary.NativeEndian.PutUint32(body[4:], uint32(lo.Index))
+	endian.NativeEndian.PutUint32(body[4:], uint32(lo.Index))
 	body = append(body, attr(unix.IFA_LOCAL, ip[:])...)
 	body = append(body, attr(unix.IFA_ADDRESS, ip[:])...)
 	msg := make([]byte, unix.SizeofNlMsghdr, unix.SizeofNlMsghdr+len(body))
-	binary.NativeEndian.PutUint32(msg[0:], uint32(unix.SizeofNlMsghdr+len(body)))
-	binary.NativeEndian.PutUint16(msg[4:], unix.RTM_NEWADDR)
-	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST|unix.NLM_F_ACK|unix.NLM_F_CREATE|unix.NLM_F_EXCL)
-	binary.NativeEndian.PutUint32(msg[8:], 1)
+	endian.NativeEndian.PutUint32(msg[0:], uint32(unix.SizeofNlMsghdr+len(body)))
+	endian.NativeEndian.PutUint16(msg[4:], unix.RTM_NEWADDR)
+	endian.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST|unix.NLM_F_ACK|unix.NLM_F_CREATE|unix.NLM_F_EXCL)
+	endian.NativeEndian.PutUint32(msg[8:], 1)
 	msg = append(msg, body...)
 	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return os.NewSyscallError("sendto", err)
@@ -90,10 +90,10 @@ func addLoopbackAddr(a netip.Addr) error {
 	}
 	// The answer to a request with NLM_F_ACK is an NLMSG_ERROR whose
 	// error is 0 on success.
-	if n < unix.SizeofNlMsghdr+4 || binary.NativeEndian.Uint16(buf[4:]) != unix.NLMSG_ERROR {
+	if n < unix.SizeofNlMsghdr+4 || endian.NativeEndian.Uint16(buf[4:]) != unix.NLMSG_ERROR {
 		return fmt.Errorf("no acknowledgement from netlink")
 	}
-	if errno := int32(binary.NativeEndian.Uint32(buf[unix.SizeofNlMsghdr:])); errno != 0 {
+	if errno := int32(endian.NativeEndian.Uint32(buf[unix.SizeofNlMsghdr:])); errno != 0 {
 		return os.NewSyscallError("RTM_NEWADDR", unix.Errno(-errno))
 	}
 	return nil
