@@ -1,7 +1,7 @@
 package engine
 
 import (
-	endian "encoding/binary" // "binary" is a name of this package's (the stockade binary in the engine's root)
+	endian "encoding/binary" // the byte order of netlink messages
 	"fmt"
 	"net"
 	"net/netip"
