@@ -338,3 +338,30 @@ i=$((i+1)); sleep 0.1; done; exit 1`
 		}
 	}
 }
+
+// TestContainersRequireDigest: under --require-digest (the createRuntime
+// hook's check of the image reference), an image pulled from the test
+// registry by tag is refused, the same image by digest runs.
+func TestContainersRequireDigest(t *testing.T) {
+	requireContainers(t)
+	requireTestnet(t)
+	if out, _ := exec.Command(bin, "run", "--help").Output(); !strings.Contains(string(out), "--require-digest") {
+		// The hook's side of --require-digest is on its own branch
+		// (h/engine); this test runs once both are merged.
+		t.Skip("this stockade has no --require-digest")
+	}
+	digest, err := os.ReadFile("/run/stk-testnet-registry.digest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := strings.TrimSuffix(testImage, ":1") + "@" + strings.TrimSpace(string(digest))
+	e := newEnv(t)
+	script := `podman --remote pull -q ` + testImage + ` >/dev/null && podman --remote pull -q ` + pinned + ` >/dev/null || exit 1
+podman --remote run --rm ` + testImage + ` echo LEAKED 2>&1 | grep -q 'not pinned by digest' && echo REFUSED
+podman --remote run --rm ` + pinned + ` echo by-digest`
+	res := e.runCtr(2*time.Minute, "run", "--log-level", "error", "--resolver", testnetDNS, "--containers", "--require-digest",
+		"--registry-allow", "http://registry.test:5000", "--", "sh", "-c", script)
+	if got := strings.Join(strings.Fields(res.stdout), " "); res.code != 0 || got != "REFUSED by-digest" {
+		t.Fatalf("got %q (exit %d), want \"REFUSED by-digest\"\nstderr: %s", got, res.code, res.stderr)
+	}
+}
