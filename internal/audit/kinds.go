@@ -16,6 +16,10 @@ const (
 	SourceEgress     = "egress"
 	SourceAuthProxy  = "authproxy"
 	SourceSSHAgent   = "sshagent"
+	// The proxies of a container engine (--containers): the pods' and the
+	// registry proxy of the engine's pulls.
+	SourcePod      = "pod"
+	SourceRegistry = "registry"
 )
 
 // Event names. The fields each one carries are listed in docs/audit.md; the

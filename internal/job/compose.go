@@ -70,6 +70,13 @@ type Services struct {
 
 	socketDirs []sandbox.SocketDir // the services' socket directories, removed at Close
 
+	// With Job.Containers in network mode "proxy": the pods' proxy and
+	// its rules, and the registry proxy of the engine's pulls
+	// (EngineEgress).
+	Pods     *egress.Proxy
+	PodRules *egress.Rules
+	Registry *egress.Proxy
+
 	engine *engine.Host // with Job.Containers: the engine's host facts
 	// denials is the run's denials file (Job.Denials), nil without one.
 	denials *denial.File
@@ -171,6 +178,11 @@ func Compose(j Job, w Wiring) (*Services, error) {
 			return fail(err)
 		}
 		s.engine = &h
+		if j.Policy.Network == "proxy" {
+			if s.Pods, s.PodRules, s.Registry, err = EngineEgress(j, event); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if s.cgroup == nil {
 		s.cgroup = BeginCgroup(j.ID, w.Limits)
@@ -234,10 +246,15 @@ func (s *Services) Run(h Hooks) (int, error) {
 			defer log.Close()
 		}
 		eng = engine.New(*s.engine, log)
+		eng.Registries = s.job.Registries
 	}
 	j := s.job
 	j.socketDirs = s.socketDirs
-	return run(j, h, s.cgroup, serve, eng)
+	var serveEngine func(engine.Listeners)
+	if s.Pods != nil {
+		serveEngine = ServeEngineWith(s.Pods, s.Registry)
+	}
+	return run(j, h, s.cgroup, serve, eng, serveEngine)
 }
 
 // Group is the sandbox's cgroup once Limits has returned without an error
@@ -256,8 +273,10 @@ func (s *Services) CloseProxies() {
 	if s.Auth != nil {
 		s.Auth.Close()
 	}
-	if s.Proxy != nil {
-		s.Proxy.Close()
+	for _, p := range []*egress.Proxy{s.Proxy, s.Pods, s.Registry} {
+		if p != nil {
+			p.Close()
+		}
 	}
 	if s.SSH != nil {
 		s.SSH.Close()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/denial"
+	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
@@ -69,6 +70,19 @@ type Job struct {
 	// package gitconfig), put read-only at .gitconfig in the sandbox
 	// HOME. "": none.
 	GitConfig string `json:"gitconfig,omitempty"`
+	// Pod is the egress policy of the engine's containers (PodRules).
+	Pod PodPolicy `json:"pod,omitempty"`
+	// Registries are the registries the engine may pull from
+	// (--registry-allow): the registry proxy lets out these only.
+	Registries []engine.Registry `json:"registries,omitempty"`
+}
+
+// PodPolicy is what --pod-policy, --pod-allow and --pod-block say of the
+// containers' egress (PodRules).
+type PodPolicy struct {
+	Policy string        `json:"policy,omitempty"` // "": the agent's
+	Allow  []egress.Rule `json:"allow,omitempty"`
+	Block  []egress.Rule `json:"block,omitempty"`
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -117,7 +131,7 @@ type Listeners struct {
 // with it. Each stage of h.Stages is called at most once, in order; one
 // that fails stops the run there, and what the earlier stages made is
 // undone before run returns.
-func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng *engine.Engine) (int, error) {
+func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng *engine.Engine, serveEngine func(engine.Listeners)) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
@@ -170,7 +184,7 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng
 		OnStart:      st.InitStarted,
 		OnListeners: func(files []*os.File) error {
 			cs, err := serveListeners(files, serve)
-			closers = cs
+			closers = append(closers, cs...)
 			return err
 		},
 		OnPTY: h.OnPTY,
@@ -182,6 +196,12 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng
 			if eng != nil {
 				if err := eng.Start(); err != nil {
 					return err
+				}
+				closers = append(closers, listenersCloser(eng.Listeners))
+				if serveEngine != nil {
+					serveEngine(eng.Listeners)
+				} else {
+					eng.Listeners.Close() // network none: nobody answers there
 				}
 			}
 			if st.Wired != nil {
@@ -287,7 +307,7 @@ func prepare(j Job, h Hooks) *prepared {
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
-		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
+		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory), Tun: j.Containers,
 		SocketDirs: j.socketDirs,
 		GitConfig:  j.GitConfig,
 	}
@@ -492,6 +512,14 @@ func (pr *prepared) created() []Finding {
 		}
 	}
 	return append(notChecked, quarantine(pr.id, created)...)
+}
+
+// listenersCloser closes the engine's listeners at the end of a run.
+type listenersCloser engine.Listeners
+
+func (l listenersCloser) Close() error {
+	engine.Listeners(l).Close()
+	return nil
 }
 
 // RecordsDir is where placeholder records of a user live.

@@ -79,6 +79,12 @@ type Config struct {
 	// together (see tmpfsShares); 0 leaves each at the kernel's default,
 	// half of RAM and as many inodes.
 	TmpfsSize int64
+	// Tun binds the host's /dev/net/tun too: a container engine's
+	// slirp4netns opens it in a container's network namespace, which the
+	// engine's user namespace owns (package engine). Opening it makes no
+	// interface; TUNSETIFF needs CAP_NET_ADMIN over the network namespace
+	// the descriptor is used in, which the command has over none.
+	Tun bool
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink
@@ -107,6 +113,9 @@ var ProcReadOnly = []string{"/proc/sys", "/proc/irq", "/proc/bus"}
 
 // Devices are the host device nodes bound into the sandbox's /dev.
 var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// TunDevice is the node Config.Tun binds.
+const TunDevice = "/dev/net/tun"
 
 // Build makes the mount plan for cfg, scanning the trees (ScanTrees).
 func Build(cfg Config, host Host) (Plan, error) {
@@ -153,6 +162,9 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	add(Mount{Kind: Tmpfs, Target: "/dev", Data: "mode=0755,size=64k,nr_inodes=1024", Why: "devices"})
 	for _, d := range Devices {
 		add(Mount{Kind: Device, Source: "/dev/" + d, Target: "/dev/" + d, Why: "devices"})
+	}
+	if cfg.Tun {
+		add(Mount{Kind: Device, Source: TunDevice, Target: TunDevice, Why: "the container engine's networks"})
 	}
 	add(Mount{Kind: Devpts, Target: "/dev/pts", Why: "terminals"})
 	add(Mount{Kind: Symlink, Source: "pts/ptmx", Target: "/dev/ptmx", Why: "terminals"})

@@ -57,6 +57,9 @@ type Config struct {
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
 	Scan *mount.Scan
+	// Tun gives the view /dev/net/tun, for a container engine
+	// (mount.Config.Tun).
+	Tun bool
 }
 
 // SocketDir is a directory of sockets served from the host.
@@ -77,7 +80,7 @@ func (c Config) MountConfig() mount.Config {
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
-		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group,
+		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group, Tun: c.Tun,
 		Denials: c.Denials, DenialsAt: c.DenialsAt, GitConfig: c.GitConfig,
 		GitExclude: c.GitExclude,
 	}
