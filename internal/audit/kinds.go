@@ -81,7 +81,7 @@ var kinds = map[string]kind{
 	EventDNSDenied:     {security: true, message: dnsDeniedMessage},
 	EventAuthRequest:   {security: false, message: authRequestMessage},
 	EventAuthDenied:    {security: true, message: authDeniedMessage, throttle: authDeniedSample},
-	EventSSHSign:       {security: true, message: sshSignMessage},
+	EventSSHSign:       {security: true, message: sshSignMessage, throttle: failedSignSample},
 	EventSSHDenied:     {security: true, message: sshDeniedMessage, throttle: sshDeniedSample},
 	EventFinding:       {security: true, message: findingMessage},
 	EventSuppressed:    {security: true, message: suppressedMessage},

@@ -200,7 +200,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
-	ssh, sshLoosened, err := c.sshFlags.agent()
+	ssh, sshLoosened, err := c.sshFlags.agent(r.Policy)
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
