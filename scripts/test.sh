@@ -18,6 +18,8 @@ declare -A need=(
 	# docker client, and the static busybox the tests make images from
 	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns
 	[docker]=docker.io [busybox]=busybox-static
+	# the one-node Slurm cluster of test/slurm (scripts/slurm.sh)
+	[sbatch]=slurm-wlm [munged]=munge
 )
 missing=()
 for cmd in "${!need[@]}"; do
@@ -108,6 +110,13 @@ if [ "$(id -u)" = 0 ]; then
 	scripts/testnet.sh up >/dev/null
 elif ! scripts/testnet.sh status >/dev/null 2>&1; then
 	echo "test.sh: the test network is down; the network tests will fail (as root: scripts/testnet.sh up)" >&2
+fi
+if [ "$(id -u)" = 0 ]; then
+	echo "== one-node Slurm cluster (partition debug)"
+	trap 'scripts/slurm.sh down >/dev/null 2>&1 || true; scripts/testnet.sh down >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
+	scripts/slurm.sh up >/dev/null
+elif ! scripts/slurm.sh status >/dev/null 2>&1; then
+	echo "test.sh: the Slurm test cluster is down; the Slurm tests will fail (as root: scripts/slurm.sh up)" >&2
 fi
 
 
