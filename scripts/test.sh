@@ -19,7 +19,7 @@ declare -A need=(
 	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns
 	[docker]=docker.io [busybox]=busybox-static
 	# the one-node Slurm cluster of test/slurm (scripts/slurm.sh)
-	[sbatch]=slurm-wlm [munged]=munge
+	[sbatch]=slurm-wlm [munge]=munge
 )
 missing=()
 for cmd in "${!need[@]}"; do
