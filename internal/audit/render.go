@@ -216,3 +216,11 @@ func dnsDeniedMessage(f fields) string {
 	return "DNS query refused" + f.opt(": %s", "name") + f.opt(" (%s)", "qtype") + f.opt(": %s", "reason") +
 		details(f.opt("%s queries", "dropped"))
 }
+
+// slurmMessage renders the Slurm chaperon's events: what was asked, the
+// job, and why a request was refused.
+func slurmMessage(what string) func(f fields) string {
+	return func(f fields) string {
+		return "slurm: " + what + f.opt(" job %s", "job") + f.opt(" jobs %s", "jobs") + ": " + f.str("command") + f.opt(" %s", "args") + f.opt(": %s", "reason")
+	}
+}

@@ -30,6 +30,7 @@ import (
 
 type runCmd struct {
 	policyFlags
+	slurmFlags
 	Detach     bool     `short:"d" help:"Start a session in the background and print its ID."`
 	Tripwire   bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
 	Containers bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
@@ -256,6 +257,11 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	}
 	if c.prepare != nil {
 		if err := c.prepare(&j, r, sandboxHome); err != nil {
+			return job.Job{}, r, home, err
+		}
+	}
+	if c.Slurm {
+		if err := c.slurmJob(&j, r, sandboxHome); err != nil {
 			return job.Job{}, r, home, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	"github.com/stockade-dev/stockade/internal/slurm"
 )
 
 // engineLog opens the engine's log for appending; "": none.
@@ -47,6 +48,8 @@ type Services struct {
 	Proxy *egress.Proxy
 	Rules *egress.Rules
 	Auth  *authproxy.Proxy
+	// Slurm is the Slurm chaperon, nil without Job.Slurm.
+	Slurm *slurm.Chaperon
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
 
@@ -104,6 +107,16 @@ func Compose(j Job, w Wiring) (*Services, error) {
 			return fail(err)
 		}
 	}
+	if j.Slurm != nil {
+		if j.Policy.Network != "proxy" {
+			return fail(fmt.Errorf("--slurm needs network mode proxy: the chaperon's listener is made beside the proxies"))
+		}
+		ch, err := slurm.New(*j.Slurm, event(audit.SourceSlurm))
+		if err != nil {
+			return fail(err)
+		}
+		s.Slurm = ch
+	}
 	if j.Containers {
 		h, err := engine.Check()
 		if err != nil {
@@ -159,6 +172,13 @@ func (s *Services) Run(h Hooks) (int, error) {
 	var serve func(Listeners)
 	if s.Proxy != nil {
 		serve = ServeWith(s.Proxy, s.Auth)
+		if s.Slurm != nil {
+			proxies := serve
+			serve = func(ls Listeners) {
+				proxies(ls)
+				go s.Slurm.Serve(ls.Slurm)
+			}
+		}
 	}
 	// Each run gets an engine of its own, inside its sandbox (package
 	// engine); it joins at InitStarted's start (the id maps) and before
@@ -195,6 +215,9 @@ func (s *Services) CloseProxies() {
 	}
 	if s.Proxy != nil {
 		s.Proxy.Close()
+	}
+	if s.Slurm != nil {
+		s.Slurm.Close()
 	}
 }
 

@@ -263,8 +263,8 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	copy(p.ifreq[:], "lo")
 
 	if spec.Listen {
-		p.listeners = takeSlice[listener](a, len(Listeners))
-		for i, l := range Listeners {
+		p.listeners = takeSlice[listener](a, listenerCount(spec))
+		for i, l := range Listeners[:listenerCount(spec)] {
 			ap, err := netip.ParseAddrPort(l.Addr)
 			if err != nil || !ap.Addr().Is4() {
 				a.free()

@@ -17,7 +17,7 @@ import (
 // the contract.
 func TestOneOwner(t *testing.T) {
 	facts := []string{
-		HTTPProxyAddr, SOCKS5Addr, DNSAddr, AuthAddr, DummyKey,
+		HTTPProxyAddr, SOCKS5Addr, DNSAddr, AuthAddr, SlurmAddr, DummyKey,
 		":3128", ":1080", ":2376", "nameserver " + Host,
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))

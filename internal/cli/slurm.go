@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/sandboxhome"
+	"github.com/stockade-dev/stockade/internal/slurm"
+)
+
+// slurmFlags give a sandbox the Slurm chaperon (package slurm).
+type slurmFlags struct {
+	Slurm      bool   `help:"Give the sandbox Slurm: sbatch, srun, squeue, sacct, scancel, scontrol, sinfo are answered by a chaperon outside it, which checks every submission against an allowlist and runs every job under 'stockade run' with this policy on the compute node."`
+	SlurmScope string `name:"slurm-scope" default:"session" enum:"session,project,user" help:"Whose jobs squeue, sacct, scontrol and scancel reach, among those submitted through stockade: this session's (default), this project's or this user's." placeholder:"session|project|user"`
+}
+
+// shimDir is where a --slurm sandbox finds its Slurm commands, in its
+// HOME, first on its PATH.
+const shimDir = ".local/share/stockade/slurm/bin"
+
+// slurmJob adds the chaperon to j: its configuration, the shims on the
+// sandbox's PATH, and the stockade binary they run, read-only.
+func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
+	if j.Policy.Network != "proxy" {
+		return usageError{errors.New("--slurm needs --network proxy: the chaperon's socket is handed in beside the proxies")}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the stockade binary for the Slurm jobs: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return fmt.Errorf("finding the stockade binary for the Slurm jobs: %w", err)
+	}
+	if strings.ContainsAny(exe, " \t\n") {
+		return fmt.Errorf("the stockade binary %s has white space in its path, which a script's #! line cannot hold; install it elsewhere for --slurm", exe)
+	}
+	admin, err := slurm.LoadAdmin(policy.AdminPath)
+	if err != nil {
+		return err
+	}
+	j.Slurm = &slurm.Config{
+		Session: j.ID, Workdir: j.Policy.Workdir, Scope: c.SlurmScope, Stockade: exe,
+		RunArgs: runArgs(j.Policy), State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
+		Env: slurmEnv(os.Environ()), Admin: admin,
+	}
+	for _, name := range slurm.Commands {
+		rel := shimDir + "/" + name
+		if err := h.WriteShim(rel, "#!"+exe+" "+slurm.Entry+"\n"); err != nil {
+			return err
+		}
+		j.HomeProtect = append(j.HomeProtect, rel)
+	}
+	if !slices.Contains(j.Policy.RO, exe) {
+		j.Policy.RO = append(j.Policy.RO, exe)
+	}
+	j.Env = setEnv(j.Env, "PATH", filepath.Join(j.Home, shimDir)+":"+getEnv(j.Env, "PATH"))
+	return nil
+}
+
+// runArgs are the flags of `stockade run` that give a job the policy p.
+func runArgs(p policy.Policy) []string {
+	a := []string{"--workdir", p.Workdir}
+	add := func(flag string, vals []string) {
+		for _, v := range vals {
+			a = append(a, flag, v)
+		}
+	}
+	add("--ro", p.RO)
+	add("--rw", p.RW)
+	add("--protect", p.Protect)
+	add("--mask", p.Mask)
+	add("--unmask", p.Unmask)
+	add("--env", p.Env)
+	add("--agent-allow", ruleStrings(p.AgentAllow))
+	add("--agent-block", ruleStrings(p.AgentBlock))
+	a = append(a, "--network", p.Network, "--agent-policy", p.AgentPolicy)
+	if p.Memory > 0 {
+		a = append(a, "--memory", strconv.FormatInt(p.Memory/1024, 10)+"k")
+	}
+	if p.CPUs > 0 {
+		a = append(a, "--cpus", strconv.FormatFloat(p.CPUs, 'g', -1, 64))
+	}
+	if p.Pids > 0 {
+		a = append(a, "--pids", strconv.FormatInt(p.Pids, 10))
+	}
+	if p.Resolver != "" {
+		a = append(a, "--resolver", p.Resolver)
+	}
+	if p.AllowHooks {
+		a = append(a, "--allow-hooks")
+	}
+	if p.SharedHome {
+		a = append(a, "--shared-home")
+	}
+	return a
+}
+
+// slurmEnv is the environment of the real Slurm commands: what they and
+// the job's stockade need to find the cluster and the user's state, and
+// nothing else of the user's (no keys).
+func slurmEnv(environ []string) []string {
+	keep := []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "SLURM_CONF",
+		"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(keep, k) || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
