@@ -68,15 +68,15 @@ var common = []Flag{
 	{Long: "account", Short: 'A', Refused: "charges an account the administrator has not allowed; /etc/stockade/config.json may allow it"},
 
 	{Long: "uid", Refused: refUser}, {Long: "gid", Refused: refUser},
-	{Long: "get-user-env", Refused: refEnv}, {Long: "export-file", Refused: refEnv},
+	{Long: "get-user-env", Kind: optional, Refused: refEnv}, {Long: "export-file", Refused: refEnv},
 	{Long: "prolog", Refused: refHook}, {Long: "epilog", Refused: refHook},
 	{Long: "task-prolog", Refused: refHook}, {Long: "task-epilog", Refused: refHook},
-	{Long: "pty", Refused: refPty}, {Long: "x11", Refused: refX11},
+	{Long: "pty", Kind: boolean, Refused: refPty}, {Long: "x11", Kind: optional, Refused: refX11},
 	{Long: "container", Refused: refContainer}, {Long: "container-id", Refused: refContainer},
 	{Long: "mail-type", Refused: refMail}, {Long: "mail-user", Refused: refMail},
 	{Long: "clusters", Short: 'M', Refused: refCluster}, {Long: "cluster-constraint", Refused: refCluster},
-	{Long: "bb", Refused: refStage}, {Long: "bbf", Refused: refStage}, {Long: "bcast", Refused: refStage},
-	{Long: "reboot", Refused: refReboot}, {Long: "propagate", Refused: refPropagate},
+	{Long: "bb", Refused: refStage}, {Long: "bbf", Refused: refStage}, {Long: "bcast", Kind: optional, Refused: refStage},
+	{Long: "reboot", Kind: boolean, Refused: refReboot}, {Long: "propagate", Kind: optional, Refused: refPropagate},
 }
 
 // sbatchFlags and srunFlags are the submission flags stockade knows:
@@ -96,7 +96,7 @@ var (
 		Flag{Long: "exact", Kind: boolean}, Flag{Long: "kill-on-bad-exit", Short: 'K', Kind: optional},
 		Flag{Long: "relative", Short: 'r'},
 		Flag{Long: "jobid", Refused: refStep}, Flag{Long: "multi-prog", Refused: refMulti},
-		Flag{Long: "no-allocate", Short: 'Z', Refused: refNoAlloc},
+		Flag{Long: "no-allocate", Short: 'Z', Kind: boolean, Refused: refNoAlloc},
 	)
 )
 
@@ -175,6 +175,11 @@ func parse(table []Flag, args []string) (parsed, error) {
 			}
 		}
 		given := a
+		if f.Refused != "" {
+			// Before its value is taken: a refused flag never decides
+			// what the rest of the line means.
+			return p, refusal{given + " " + f.Refused}
+		}
 		switch f.Kind {
 		case boolean:
 			if hasValue {

@@ -25,6 +25,7 @@ var squeueFlags = []Flag{
 	{Long: "array", Short: 'r', Kind: boolean}, {Long: "start", Kind: boolean}, {Long: "jobs", Short: 'j'},
 	{Long: "me", Kind: boolean}, {Long: "qos", Short: 'q'},
 	{Long: "iterate", Short: 'i', Refused: refIterate},
+	{Long: "steps", Short: 's', Kind: optional},
 	{Long: "user", Short: 'u', Refused: refOtherUsers}, {Long: "account", Short: 'A', Refused: refOtherUsers},
 	{Long: "clusters", Short: 'M', Refused: refCluster},
 }
@@ -76,10 +77,10 @@ func (c *Chaperon) squeue(req Request) (Reply, error) {
 var scancelFlags = []Flag{
 	{Long: "signal", Short: 's'}, {Long: "batch", Short: 'b', Kind: boolean}, {Long: "full", Short: 'f', Kind: boolean},
 	{Long: "quiet", Short: 'Q', Kind: boolean}, {Long: "verbose", Short: 'v', Kind: boolean}, {Long: "hurry", Short: 'H', Kind: boolean},
-	{Long: "user", Short: 'u', Refused: "selects jobs by filter; name the job ids"}, {Long: "me", Refused: "selects jobs by filter; name the job ids"},
+	{Long: "user", Short: 'u', Refused: "selects jobs by filter; name the job ids"}, {Long: "me", Kind: boolean, Refused: "selects jobs by filter; name the job ids"},
 	{Long: "name", Short: 'n', Refused: "selects jobs by filter; name the job ids"}, {Long: "partition", Short: 'p', Refused: "selects jobs by filter; name the job ids"},
 	{Long: "state", Short: 't', Refused: "selects jobs by filter; name the job ids"}, {Long: "account", Short: 'A', Refused: "selects jobs by filter; name the job ids"},
-	{Long: "nodelist", Short: 'w', Refused: "selects jobs by filter; name the job ids"}, {Long: "interactive", Short: 'i', Refused: "asks on a terminal the chaperon does not have"},
+	{Long: "nodelist", Short: 'w', Refused: "selects jobs by filter; name the job ids"}, {Long: "interactive", Short: 'i', Kind: boolean, Refused: "asks on a terminal the chaperon does not have"},
 	{Long: "clusters", Short: 'M', Refused: refCluster},
 }
 

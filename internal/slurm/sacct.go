@@ -19,7 +19,7 @@ var sacctFlags = []Flag{
 	{Long: "parsable2", Short: 'P', Kind: boolean}, {Long: "parsable", Short: 'p', Kind: boolean},
 	{Long: "allocations", Short: 'X', Kind: boolean}, {Long: "format", Short: 'o'},
 	{Long: "brief", Short: 'b', Kind: boolean},
-	{Long: "user", Short: 'u', Refused: refOtherUsers}, {Long: "allusers", Short: 'a', Refused: refOtherUsers},
+	{Long: "user", Short: 'u', Refused: refOtherUsers}, {Long: "allusers", Short: 'a', Kind: boolean, Refused: refOtherUsers},
 	{Long: "accounts", Short: 'A', Refused: refOtherUsers}, {Long: "clusters", Short: 'M', Refused: refCluster},
 }
 

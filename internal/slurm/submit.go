@@ -215,11 +215,8 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	rep := c.real("sbatch", args...)
 	sum := sha256.Sum256(script)
 	id, _, _ := strings.Cut(strings.TrimSpace(string(rep.Stdout)), ";")
-	if rep.Code != 0 || id == "" {
-		return rep, nil
-	}
 	if _, err := strconv.Atoi(id); err != nil {
-		return rep, nil
+		return rep, nil // refused by Slurm, or --test-only: no job
 	}
 	if err := c.register(id); err != nil {
 		rep.Stderr = fmt.Appendf(rep.Stderr, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, err)
