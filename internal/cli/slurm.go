@@ -47,7 +47,7 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 	}
 	j.Slurm = &slurm.Config{
 		Session: j.ID, Workdir: j.Policy.Workdir, Scope: c.SlurmScope, Stockade: exe,
-		RunArgs: runArgs(j.Policy), State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
+		RunArgs: runArgs(j.Policy, r), State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
 		Env: slurmEnv(os.Environ()), Admin: admin,
 	}
 	for _, name := range slurm.Commands {
@@ -65,7 +65,14 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 }
 
 // runArgs are the flags of `stockade run` that give a job the policy p.
-func runArgs(p policy.Policy) []string {
+// A limit goes on only when a flag or a variable set it: the job's run
+// reads the same config files, and a flag makes a limit one set on
+// purpose, which refuses to start where it cannot be enforced.
+func runArgs(p policy.Policy, r policy.Resolved) []string {
+	onPurpose := func(key string) bool {
+		src := r.Sources[key]
+		return strings.HasPrefix(src, "flag ") || strings.HasPrefix(src, "env ")
+	}
 	a := []string{"--workdir", p.Workdir}
 	add := func(flag string, vals []string) {
 		for _, v := range vals {
@@ -81,13 +88,13 @@ func runArgs(p policy.Policy) []string {
 	add("--agent-allow", ruleStrings(p.AgentAllow))
 	add("--agent-block", ruleStrings(p.AgentBlock))
 	a = append(a, "--network", p.Network, "--agent-policy", p.AgentPolicy)
-	if p.Memory > 0 {
+	if p.Memory > 0 && onPurpose("memory") {
 		a = append(a, "--memory", strconv.FormatInt(p.Memory/1024, 10)+"k")
 	}
-	if p.CPUs > 0 {
+	if p.CPUs > 0 && onPurpose("cpus") {
 		a = append(a, "--cpus", strconv.FormatFloat(p.CPUs, 'g', -1, 64))
 	}
-	if p.Pids > 0 {
+	if p.Pids > 0 && onPurpose("pids") {
 		a = append(a, "--pids", strconv.FormatInt(p.Pids, 10))
 	}
 	if p.Resolver != "" {
