@@ -18,18 +18,33 @@ import (
 // slurmFlags give a sandbox the Slurm chaperon (package slurm).
 type slurmFlags struct {
 	Slurm      bool   `help:"Give the sandbox Slurm: sbatch, srun, squeue, sacct, scancel, scontrol, sinfo are answered by a chaperon outside it, which checks every submission against an allowlist and runs every job under 'stockade run' with this policy on the compute node."`
-	SlurmScope string `name:"slurm-scope" default:"session" enum:"session,project,user" help:"Whose jobs squeue, sacct, scontrol and scancel reach, among those submitted through stockade: this session's (default), this project's or this user's." placeholder:"session|project|user"`
+	SlurmScope string `name:"slurm-scope" help:"Whose jobs squeue, sacct, scontrol and scancel reach, among those submitted through stockade: this session's (default), this project's or this user's." placeholder:"session|project|user"`
 }
 
 // shimDir is where a --slurm sandbox finds its Slurm commands, in its
 // HOME, first on its PATH.
 const shimDir = ".local/share/stockade/slurm/bin"
 
+// check checks the Slurm flags before anything is set up.
+func (f slurmFlags) check() error {
+	switch {
+	case f.SlurmScope != "" && !slices.Contains(slurm.Scopes, f.SlurmScope):
+		return usageError{fmt.Errorf("--slurm-scope %q: write session, project or user", f.SlurmScope)}
+	case f.SlurmScope != "" && !f.Slurm:
+		return usageError{errors.New("--slurm-scope needs --slurm")}
+	}
+	return nil
+}
+
 // slurmJob adds the chaperon to j: its configuration, the shims on the
 // sandbox's PATH, and the stockade binary they run, read-only.
 func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
 	if j.Policy.Network != "proxy" {
 		return usageError{errors.New("--slurm needs --network proxy: the chaperon's socket is handed in beside the proxies")}
+	}
+	scope := c.SlurmScope
+	if scope == "" {
+		scope = slurm.ScopeSession
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -46,7 +61,7 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 		return err
 	}
 	j.Slurm = &slurm.Config{
-		Session: j.ID, Workdir: j.Policy.Workdir, Scope: c.SlurmScope, Stockade: exe,
+		Session: j.ID, Workdir: j.Policy.Workdir, Scope: scope, Stockade: exe,
 		RunArgs: runArgs(j.Policy, r), State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
 		Env: slurmEnv(os.Environ()), Admin: admin,
 	}
