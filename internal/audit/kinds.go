@@ -85,7 +85,7 @@ var kinds = map[string]kind{
 	EventLogEnd:        {security: true, message: logEndMessage, final: true},
 	EventDropped:       {security: true, message: droppedMessage, final: true},
 	EventSlurmSubmit:   {security: true, message: slurmMessage("submitted")},
-	EventSlurmRefused:  {security: true, message: slurmMessage("REFUSED")},
+	EventSlurmRefused:  {security: true, message: slurmMessage("REFUSED"), throttle: slurmRefusedSample},
 	EventSlurmCancel:   {security: true, message: slurmMessage("cancelled")},
 	EventSlurmControl:  {security: true, message: slurmMessage("control")},
 	EventGap:           {security: true, message: gapMessage, final: true},

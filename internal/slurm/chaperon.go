@@ -168,11 +168,30 @@ func (c *Chaperon) answer(req Request) (Reply, error) {
 	return Reply{}, refuse("%q is not a Slurm command stockade answers (%s)", req.Command, strings.Join(Commands, ", "))
 }
 
+// queryTimeout bounds a real command that should answer at once: a
+// query, a control, a submission that does not wait. A hung one (an
+// option that repeats, a controller that does not answer) costs the
+// session a connection for that long, not for good.
+const queryTimeout = 2 * time.Minute
+
 // real runs the real Slurm command with the chaperon's environment, in
-// the chaperon's directory, and returns what it printed and its status.
+// the chaperon's directory, for at most queryTimeout, and returns what
+// it printed and its status.
 func (c *Chaperon) real(name string, args ...string) Reply {
+	ctx, cancel := context.WithTimeout(c.ctx, queryTimeout)
+	defer cancel()
+	return c.runReal(ctx, name, args...)
+}
+
+// realWait is real without the time limit: srun and sbatch --wait last
+// as long as their job, or until the session ends.
+func (c *Chaperon) realWait(name string, args ...string) Reply {
+	return c.runReal(c.ctx, name, args...)
+}
+
+func (c *Chaperon) runReal(ctx context.Context, name string, args ...string) Reply {
 	bin := c.lookPath(name)
-	cmd := exec.CommandContext(c.ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = c.cfg.Env
 	cmd.Dir = c.cfg.State
 	var out, errb bytes.Buffer

@@ -25,7 +25,6 @@ var squeueFlags = []Flag{
 	{Long: "array", Short: 'r', Kind: boolean}, {Long: "start", Kind: boolean}, {Long: "jobs", Short: 'j'},
 	{Long: "me", Kind: boolean}, {Long: "qos", Short: 'q'},
 	{Long: "iterate", Short: 'i', Refused: refIterate},
-	{Long: "steps", Short: 's', Kind: optional},
 	{Long: "user", Short: 'u', Refused: refOtherUsers}, {Long: "account", Short: 'A', Refused: refOtherUsers},
 	{Long: "clusters", Short: 'M', Refused: refCluster},
 }

@@ -212,7 +212,11 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	if len(p.rest) > 1 {
 		args = append(args, p.rest[1:]...)
 	}
-	rep := c.real("sbatch", args...)
+	submit := c.real
+	if p.has("wait") || inScript.has("wait") {
+		submit = c.realWait
+	}
+	rep := submit("sbatch", args...)
 	sum := sha256.Sum256(script)
 	id, _, _ := strings.Cut(strings.TrimSpace(string(rep.Stdout)), ";")
 	if _, err := strconv.Atoi(id); err != nil {
@@ -255,7 +259,7 @@ func (c *Chaperon) srun(req Request) (Reply, error) {
 	args := append(slices.Clone(s.pass), "--chdir="+jobDir, wrapper)
 	args = append(args, p.rest...)
 	c.event(EventSubmit, map[string]any{"command": "srun", "args": req.Args, "dir": s.dir})
-	return c.real("srun", args...), nil
+	return c.realWait("srun", args...), nil
 }
 
 // jobDir makes the directory of one submission, in the chaperon's
