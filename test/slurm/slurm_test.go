@@ -172,7 +172,7 @@ sacct -n -P -o JobID`
 	if state := e.outside("squeue", "-h", "-j", foreign, "-o", "%t"); state != "PD" {
 		t.Errorf("the foreign job %s is %q, not still pending", foreign, state)
 	}
-	if logs := e.logs(); !strings.Contains(logs, "slurm: cancelled jobs") {
+	if logs := e.logs(); !strings.Contains(logs, "slurm: cancelled ("+own+"): scancel "+own) {
 		t.Errorf("the cancel is not in the audit log:\n%s", logs)
 	}
 }
