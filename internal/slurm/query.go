@@ -164,7 +164,7 @@ func (c *Chaperon) scontrol(req Request) (Reply, error) {
 				return Reply{}, refuse("job %s was not submitted through stockade in this %s's scope (--slurm-scope %s)", id, c.cfg.Scope, c.cfg.Scope)
 			}
 		}
-		c.event(EventControl, map[string]any{"command": "scontrol " + sub, "jobs": ids, "args": req.Args})
+		c.event(EventControl, map[string]any{"command": "scontrol", "jobs": ids, "args": req.Args})
 		return c.real("scontrol", append(args, sub, p.rest[1])...), nil
 	}
 	return Reply{}, refuse("scontrol %s is an administrator's command, or one stockade does not chaperon", p.rest[0])
