@@ -106,6 +106,8 @@ func TestRefused(t *testing.T) {
 		{Request{Command: "sbatch", Args: []string{"--wrap=true"}, Cwd: w + "/../proj2"}, "outside the project"},
 		{Request{Command: "sbatch", Args: []string{"--wrap", "true", "-J", "a\x00b"}, Cwd: w}, "NUL byte"},
 		{Request{Command: "srun", Args: []string{"--jobid=5", "true"}, Cwd: w}, "joins another allocation"},
+		{Request{Command: "sbatch", Args: []string{"--dependency=afterok:7", "--wrap=true"}, Cwd: w}, "job 7 was not submitted"},
+		{Request{Command: "sbatch", Args: []string{"-d", "singleton,afterany:8:9", "--wrap=true"}, Cwd: w}, "job 8 was not submitted"},
 		{Request{Command: "srun", Args: []string{"--multi-prog", "x.conf"}, Cwd: w}, "programs named in a file"},
 		{Request{Command: "salloc", Cwd: w}, "salloc opens an allocation"},
 		{Request{Command: "sh", Args: []string{"-c", "id"}, Cwd: w}, "is not a Slurm command stockade answers"},

@@ -78,6 +78,11 @@ func (c *Chaperon) check(opts []opt, cwd string) (submission, error) {
 			switch f.Long {
 			case "parsable":
 				s.parsable = true
+			case "dependency":
+				if err := c.dependency(o.value); err != nil {
+					return s, err
+				}
+				s.pass = append(s.pass, o.line())
 			case "open-mode":
 				if o.value != "append" && o.value != "truncate" {
 					return s, refuse("--open-mode %q: write append or truncate", o.value)
@@ -111,6 +116,29 @@ func (c *Chaperon) projectPath(o opt, dir string) (string, error) {
 		return "", refuse("--%s %s is outside the project %s; write it in the project", o.flag.Long, v, c.cfg.Workdir)
 	}
 	return p, nil
+}
+
+// dependency checks --dependency: every job it names must be in scope,
+// or Slurm's answer (a dependency on a job that does not exist is an
+// error) would tell the agent which ids other users' jobs hold.
+func (c *Chaperon) dependency(v string) error {
+	scoped := c.scoped()
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '?' }) {
+		typ, ids, ok := strings.Cut(part, ":")
+		if !ok {
+			if typ != "singleton" {
+				return refuse("--dependency %s: %q is not TYPE:JOBID[:JOBID…] or singleton", v, part)
+			}
+			continue
+		}
+		for _, id := range strings.Split(ids, ":") {
+			id, _, _ = strings.Cut(id, "+") // afterok:12+5 (a time)
+			if !c.inScope(id, scoped) {
+				return refuse("--dependency %s: job %s was not submitted through stockade in this %s's scope", v, id, c.cfg.Scope)
+			}
+		}
+	}
+	return nil
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
