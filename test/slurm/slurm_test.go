@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -135,12 +136,17 @@ func TestUserCannotWiden(t *testing.T) {
 }
 
 // TestScope: a job submitted outside stockade is invisible and out of
-// reach; a job of another session is too, unless --slurm-scope project.
+// reach, even with the user scope; a job of another session is too,
+// unless --slurm-scope project.
 func TestScope(t *testing.T) {
 	e := newEnv(t)
 	foreign := e.outside("sbatch", "--parsable", "--hold", "--wrap", "true", "-o", "/dev/null")
 	defer e.outside("scancel", foreign)
-	r := e.run("sbatch --parsable --hold --wrap true")
+	r := e.run(`squeue -h -o %i; scancel `+foreign+` 2>&1; echo "cancel:$?"`, "--slurm-scope", "user")
+	if strings.Contains(strings.Split(r.stdout, "refused")[0], foreign+"\n") || !strings.Contains(r.stdout, "cancel:1") {
+		t.Errorf("user scope reaches the job %s submitted outside stockade:\n%s", foreign, r.stdout)
+	}
+	r = e.run("sbatch --parsable --hold --wrap true")
 	own := strings.TrimSpace(r.stdout)
 	if r.code != 0 || own == "" {
 		t.Fatalf("sbatch --hold: exit %d %q %s", r.code, r.stdout, r.stderr)
@@ -168,6 +174,12 @@ sacct -n -P -o JobID`
 	r = e.run(`squeue -h -o %i; scancel `+own+`; echo "cancel own:$?"; scancel `+foreign+` 2>/dev/null; echo "cancel foreign:$?"`, "--slurm-scope", "project")
 	if !strings.Contains(r.stdout, own+"\n") || !strings.Contains(r.stdout, "cancel own:0") || !strings.Contains(r.stdout, "cancel foreign:1") {
 		t.Errorf("project scope: want job %s listed and cancelled, %s refused:\n%s\n%s", own, foreign, r.stdout, r.stderr)
+	}
+	// A dependency may name the session's own job, not a foreign one.
+	r = e.run(`j=$(sbatch --parsable --hold --wrap true); sbatch --parsable -H -d afterok:$j --wrap true >/dev/null; echo "own dep:$?"; scancel $j
+sbatch -d afterok:`+foreign+` --wrap true 2>&1; echo "foreign dep:$?"`, "--slurm-scope", "session")
+	if !strings.Contains(r.stdout, "own dep:0") || !strings.Contains(r.stdout, "foreign dep:1") || !strings.Contains(r.stdout, "job "+foreign+" was not submitted") {
+		t.Errorf("dependencies: want own allowed, foreign refused:\n%s\n%s", r.stdout, r.stderr)
 	}
 	if state := e.outside("squeue", "-h", "-j", foreign, "-o", "%t"); state != "PD" {
 		t.Errorf("the foreign job %s is %q, not still pending", foreign, state)
@@ -247,4 +259,50 @@ func (e *env) logs() string {
 		b.WriteString(e.outside(bin, "logs", "-s", id))
 	}
 	return b.String()
+}
+
+// TestSrun: srun runs each task under stockade run on the node, returns
+// the tasks' output and exit status, and opens -o in the project inside.
+func TestSrun(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun -n 2 -l sh -c 'echo "sandbox=$STOCKADE_SANDBOX env:[$(cat .env)]"'; echo "rc=$?"
+srun -o srun-%t.txt -n 1 echo to-file; echo "rc=$?"
+srun false; echo "false=$?"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	for _, want := range []string{"0: sandbox=1 env:[]", "1: sandbox=1 env:[]", "rc=0\nrc=0\nfalse=1"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("srun: output lacks %q", want)
+		}
+	}
+	if strings.Contains(r.stdout, e.envValue) {
+		t.Error("an srun task read the masked .env")
+	}
+	if got, err := os.ReadFile(filepath.Join(e.workdir, "srun-0.txt")); err != nil || string(got) != "to-file\n" {
+		t.Errorf("srun -o: %q %v, want to-file in the project", got, err)
+	}
+}
+
+// TestOtherUsersJob: another user's job never appears and cannot be
+// cancelled, whatever the scope. Submitting as another user takes root;
+// the unprivileged pass has the same-user foreign job of TestScope.
+func TestOtherUsersJob(t *testing.T) {
+	e := newEnv(t)
+	if os.Getuid() != 0 {
+		t.Skip("submitting a job as another user needs root; TestScope covers a foreign job of this user")
+	}
+	cmd := exec.Command("setpriv", "--reuid=stockade-test", "--regid=stockade-test", "--init-groups",
+		"sbatch", "--parsable", "--hold", "--wrap", "true", "-o", "/dev/null")
+	cmd.Dir = "/tmp"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sbatch as stockade-test: %v\n%s", err, out)
+	}
+	other := strings.TrimSpace(string(out))
+	defer exec.Command("scancel", other).Run()
+	for _, scope := range []string{"session", "project", "user"} {
+		r := e.run(`squeue -h -o %i; echo "--"; scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/dev/null; echo "cancel:$?"; sacct -n -P -o JobID`, "--slurm-scope", scope)
+		if strings.Contains(strings.Split(r.stdout, "--")[0], other) || !strings.Contains(r.stdout, "show:1") || !strings.Contains(r.stdout, "cancel:1") {
+			t.Errorf("scope %s reaches stockade-test's job %s:\n%s", scope, other, r.stdout)
+		}
+	}
 }
