@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +140,16 @@ func (c *Chaperon) dependency(v string) error {
 	return nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// isEnvName reports whether s is a variable name ([A-Za-z_][A-Za-z0-9_]*).
+// (Not a regexp: compiling one at package init would cost every start.)
+func isEnvName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // exports checks --export: ALL and NONE give the job the sandbox's own
 // environment; NAME=VALUE sets a variable the administrator allows.
@@ -153,7 +161,7 @@ func (c *Chaperon) exports(v string) ([]string, error) {
 		}
 		name, _, ok := strings.Cut(e, "=")
 		switch {
-		case !envName.MatchString(name):
+		case !isEnvName(name):
 			return nil, refuse("--export %q: %q is not a variable name", v, name)
 		case !slices.Contains(c.cfg.Admin.AllowExport, name):
 			return nil, refuse("--export %s: the job's environment is the sandbox's; %s is not a variable the administrator allows (/etc/stockade/config.json slurm.allow_export)", v, name)
