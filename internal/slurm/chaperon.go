@@ -38,6 +38,7 @@ type Chaperon struct {
 	seq    atomic.Int64
 	mu     sync.Mutex
 	lns    []net.Listener
+	conns  map[net.Conn]bool // open connections, closed by Close
 	// compLoc is the cluster's JobCompLoc, read once (sacct.go).
 	compOnce sync.Once
 	compLoc  string
@@ -65,10 +66,26 @@ func (c *Chaperon) Serve(ln net.Listener) {
 		if err != nil {
 			return
 		}
+		c.mu.Lock()
+		if c.ctx.Err() != nil {
+			c.mu.Unlock()
+			conn.Close()
+			return
+		}
+		if c.conns == nil {
+			c.conns = map[net.Conn]bool{}
+		}
+		c.conns[conn] = true
 		c.wg.Add(1)
+		c.mu.Unlock()
 		go func() {
 			defer c.wg.Done()
-			defer conn.Close()
+			defer func() {
+				c.mu.Lock()
+				delete(c.conns, conn)
+				c.mu.Unlock()
+				conn.Close()
+			}()
 			c.serveConn(conn)
 		}()
 	}
@@ -79,11 +96,14 @@ func (c *Chaperon) Serve(ln net.Listener) {
 // the queue stay there: each runs under stockade run.
 func (c *Chaperon) Close() {
 	c.mu.Lock()
+	c.cancel()
 	for _, ln := range c.lns {
 		ln.Close()
 	}
+	for conn := range c.conns {
+		conn.Close()
+	}
 	c.mu.Unlock()
-	c.cancel()
 	c.wg.Wait()
 }
 

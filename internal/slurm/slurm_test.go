@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -240,5 +241,35 @@ func TestMalformed(t *testing.T) {
 	rep, err := Call(ln.Addr().String(), Request{Command: "salloc"})
 	if err != nil || !bytes.Contains(rep.Stderr, []byte("salloc opens an allocation")) {
 		t.Errorf("after the garbage: %+v %v", rep, err)
+	}
+}
+
+// TestCloseEndsConnections: the chaperon dies with the session, even with
+// a connection that never sends its request.
+func TestCloseEndsConnections(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go c.Serve(ln)
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A round trip on a second connection: the first is accepted by now.
+	if _, err := Call(ln.Addr().String(), Request{Command: "salloc"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(readTimeout / 2):
+		t.Fatal("Close waited for an idle connection")
+	}
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Error("the idle connection is still open after Close")
 	}
 }
