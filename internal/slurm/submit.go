@@ -255,7 +255,7 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	rep := submit("sbatch", args...)
 	sum := sha256.Sum256(script)
 	id, _, _ := strings.Cut(strings.TrimSpace(string(rep.Stdout)), ";")
-	if _, err := strconv.Atoi(id); err != nil {
+	if !isJobID(id) {
 		return rep, nil // refused by Slurm, or --test-only: no job
 	}
 	if err := c.register(id); err != nil {
@@ -294,8 +294,28 @@ func (c *Chaperon) srun(req Request) (Reply, error) {
 	}
 	args := append(slices.Clone(s.pass), "--chdir="+jobDir, wrapper)
 	args = append(args, p.rest...)
-	c.event(EventSubmit, map[string]any{"command": "srun", "args": req.Args, "dir": s.dir})
-	return c.realWait("srun", args...), nil
+	rep := c.realWait("srun", args...)
+	// The job's wrapper wrote its id (once it ran): the registry has it
+	// from now on, for sacct; while srun ran, the queries did not.
+	fields := map[string]any{"command": "srun", "args": req.Args, "dir": s.dir}
+	if data, err := os.ReadFile(filepath.Join(jobDir, jobIDFile)); err == nil {
+		if id := strings.TrimSpace(string(data)); isJobID(id) {
+			c.register(id)
+			fields["job"] = id
+		}
+	}
+	c.event(EventSubmit, fields)
+	return rep, nil
+}
+
+// jobIDFile is where a job's wrapper writes the job's id, in its job
+// directory.
+const jobIDFile = "slurm-job-id"
+
+// isJobID reports whether s is a plain job id (digits).
+func isJobID(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 32)
+	return err == nil
 }
 
 // jobDir makes the directory of one submission, in the chaperon's
@@ -325,6 +345,8 @@ func (c *Chaperon) writeWrapper(jobDir string, s submission) (string, error) {
 	inner := []string{"--", c.cfg.Stockade, JobEntry, s.dir, s.out, s.err, s.in, s.openMode, "--"}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n# stockade: a job of session %s; the command runs under stockade run.\n", c.cfg.Session)
+	// The job's id, for the registry of an srun (sbatch prints it).
+	fmt.Fprintf(&b, "[ -n \"${SLURM_JOB_ID:-}\" ] && printf '%%s\\n' \"$SLURM_JOB_ID\" > %s 2>/dev/null\n", quote(filepath.Join(jobDir, jobIDFile)))
 	b.WriteString("n=$#\n")
 	b.WriteString("for v in $(env | sed -n 's/^\\(SLURMD\\{0,1\\}_[A-Za-z0-9_]*\\)=.*/\\1/p'); do set -- \"$@\" --env \"$v\"; done\n")
 	b.WriteString("set -- \"$@\"")

@@ -267,7 +267,8 @@ func TestSrun(t *testing.T) {
 	e := newEnv(t)
 	r := e.run(`srun -n 2 -l sh -c 'echo "sandbox=$STOCKADE_SANDBOX env:[$(cat .env)]"'; echo "rc=$?"
 srun -o srun-%t.txt -n 1 echo to-file; echo "rc=$?"
-srun false; echo "false=$?"`)
+srun false; echo "false=$?"
+echo "sacct:$(sacct -n -P -o JobID | wc -l)"`)
 	t.Logf("%s\n%s", r.stdout, r.stderr)
 	for _, want := range []string{"0: sandbox=1 env:[]", "1: sandbox=1 env:[]", "rc=0\nrc=0\nfalse=1"} {
 		if !strings.Contains(r.stdout, want) {
@@ -276,6 +277,9 @@ srun false; echo "false=$?"`)
 	}
 	if strings.Contains(r.stdout, e.envValue) {
 		t.Error("an srun task read the masked .env")
+	}
+	if !strings.Contains(r.stdout, "sacct:3\n") {
+		t.Error("sacct does not list the session's three srun jobs")
 	}
 	if got, err := os.ReadFile(filepath.Join(e.workdir, "srun-0.txt")); err != nil || string(got) != "to-file\n" {
 		t.Errorf("srun -o: %q %v, want to-file in the project", got, err)
