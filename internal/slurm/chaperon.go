@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stockade-dev/stockade/internal/accept"
 	"github.com/stockade-dev/stockade/internal/audit"
 )
 
@@ -25,8 +26,14 @@ const (
 	EventControl = audit.EventSlurmControl
 )
 
-// readTimeout bounds how long a connection may take to send its request.
-const readTimeout = 30 * time.Second
+// readTimeout bounds how long a connection may take to send its request;
+// maxConns bounds the connections served at once (each holds up to
+// MaxRequest while it is read, and an srun holds one until its job ends).
+// A connection past it gets an error reply.
+const (
+	readTimeout = 30 * time.Second
+	maxConns    = 64
+)
 
 // Chaperon answers the Slurm shims of one sandbox.
 type Chaperon struct {
@@ -39,6 +46,7 @@ type Chaperon struct {
 	mu     sync.Mutex
 	lns    []net.Listener
 	conns  map[net.Conn]bool // open connections, closed by Close
+	cap    *accept.Cap
 	// compLoc is the cluster's JobCompLoc, read once (sacct.go).
 	compOnce sync.Once
 	compLoc  string
@@ -53,14 +61,19 @@ func New(cfg Config, event func(string, map[string]any)) (*Chaperon, error) {
 		return nil, fmt.Errorf("making the Slurm chaperon's directory: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Chaperon{cfg: cfg, event: event, ctx: ctx, cancel: cancel}, nil
+	return &Chaperon{cfg: cfg, event: event, ctx: ctx, cancel: cancel, cap: accept.NewCap(maxConns, nil)}, nil
 }
 
-// Serve answers connections on ln until Close.
+// Serve answers connections on ln until Close. Its accept loop outlives
+// a temporary error (package accept), and at most maxConns connections
+// are served at once, over every listener.
 func (c *Chaperon) Serve(ln net.Listener) {
 	c.mu.Lock()
 	c.lns = append(c.lns, ln)
 	c.mu.Unlock()
+	ln = c.cap.Listen(ln, func(conn net.Conn) {
+		writeFrame(conn, Reply{Code: 1, Stderr: fmt.Appendf(nil, "slurm: error: stockade's Slurm chaperon is serving %d requests already; wait for one to end\n", maxConns)})
+	})
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -110,7 +123,7 @@ func (c *Chaperon) Close() {
 func (c *Chaperon) serveConn(conn net.Conn) {
 	conn.SetReadDeadline(time.Now().Add(readTimeout))
 	var req Request
-	if err := readFrame(conn, &req); err != nil {
+	if err := readFrame(conn, &req, MaxRequest); err != nil {
 		writeFrame(conn, Reply{Code: 1, Stderr: []byte("stockade: the Slurm chaperon could not read the request: " + err.Error() + "\n")})
 		return
 	}

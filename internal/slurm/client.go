@@ -66,7 +66,7 @@ func readScript(req *Request) int {
 		data, err = os.ReadFile(p.rest[0])
 	} else {
 		req.ScriptName = "(stdin)"
-		data, err = io.ReadAll(io.LimitReader(os.Stdin, MaxFrame))
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, MaxRequest))
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sbatch: error: Unable to open file %s\n", req.ScriptName)
@@ -87,7 +87,7 @@ func Call(addr string, req Request) (Reply, error) {
 		return Reply{}, err
 	}
 	var rep Reply
-	if err := readFrame(c, &rep); err != nil {
+	if err := readFrame(c, &rep, MaxFrame); err != nil {
 		return Reply{}, err
 	}
 	return rep, nil

@@ -8,9 +8,13 @@ import (
 	"io"
 )
 
-// MaxFrame bounds one frame either way: a job script and its arguments,
-// or a command's output. A larger request is refused, not truncated.
-const MaxFrame = 8 << 20
+// MaxFrame bounds a reply: a command's output. MaxRequest bounds a
+// request: a job script and its arguments. A larger request is refused,
+// not truncated.
+const (
+	MaxFrame   = 8 << 20
+	MaxRequest = 1 << 20
+)
 
 // Request is what a shim sends: the command's name (sbatch, squeue, …),
 // its arguments exactly as the shell gave them, the shim's working
@@ -53,19 +57,23 @@ func writeFrame(w io.Writer, v any) error {
 	return nil
 }
 
-// readFrame reads one frame into v.
-func readFrame(r io.Reader, v any) error {
+// readFrame reads one frame of at most limit bytes into v. The buffer
+// grows with what arrives, not with what the length claims.
+func readFrame(r io.Reader, v any, limit uint32) error {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return err
 	}
 	size := binary.BigEndian.Uint32(n[:])
-	if size > MaxFrame {
-		return fmt.Errorf("frame of %d bytes is over the limit of %d", size, MaxFrame)
+	if size > limit {
+		return fmt.Errorf("frame of %d bytes is over the limit of %d", size, limit)
 	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(r, data); err != nil {
+	data, err := io.ReadAll(io.LimitReader(r, int64(size)))
+	if err != nil {
 		return err
+	}
+	if len(data) < int(size) {
+		return io.ErrUnexpectedEOF
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return errors.New("frame is not the expected JSON: " + err.Error())

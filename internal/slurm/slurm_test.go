@@ -235,7 +235,7 @@ func TestMalformed(t *testing.T) {
 		conn.Write(raw)
 		conn.(*net.TCPConn).CloseWrite()
 		var rep Reply
-		err = readFrame(conn, &rep)
+		err = readFrame(conn, &rep, MaxFrame)
 		conn.Close()
 		if err != nil || rep.Code != 1 || len(rep.Stderr) == 0 {
 			t.Errorf("garbage %q: reply %+v, %v; want an error reply", raw, rep, err)
@@ -274,5 +274,43 @@ func TestCloseEndsConnections(t *testing.T) {
 	}
 	if _, err := conn.Read(make([]byte, 1)); err == nil {
 		t.Error("the idle connection is still open after Close")
+	}
+}
+
+// TestConnectionCap: connections past maxConns get an error reply; the
+// chaperon serves again once they go.
+func TestConnectionCap(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go c.Serve(ln)
+	var held []net.Conn
+	for range maxConns {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, conn)
+	}
+	// The held connections are accepted in order; the next one is over.
+	rep, err := Call(ln.Addr().String(), Request{Command: "salloc"})
+	if err != nil || !bytes.Contains(rep.Stderr, []byte("serving 64 requests already")) {
+		t.Errorf("over the cap: %+v %v", rep, err)
+	}
+	for _, conn := range held {
+		conn.Close()
+	}
+	// Their places free as the chaperon sees them close.
+	for i := 0; ; i++ {
+		rep, err = Call(ln.Addr().String(), Request{Command: "salloc"})
+		if err == nil && bytes.Contains(rep.Stderr, []byte("salloc opens")) {
+			break
+		}
+		if i > 1000 {
+			t.Fatalf("the chaperon did not serve again after the connections closed: %+v %v", rep, err)
+		}
+		runtime.Gosched()
 	}
 }
