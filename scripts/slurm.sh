@@ -9,7 +9,8 @@
 # Usage: scripts/slurm.sh up|down|status (root for up and down; every
 # command is idempotent). `up` generates a munge key when there is none and
 # writes /etc/slurm/slurm.conf marked as ours; `down` stops the daemons and
-# removes only a slurm.conf that carries our mark.
+# removes only a slurm.conf that carries our mark, the state and the job
+# completion log (job ids start again at 1).
 set -euo pipefail
 
 conf=/etc/slurm/slurm.conf
@@ -142,6 +143,9 @@ down() {
 	if [ -e "$conf" ] && head -n1 "$conf" | grep -qF "$mark"; then rm -f "$conf"; fi
 	if [ -e /etc/slurm/cgroup.conf ] && head -n1 /etc/slurm/cgroup.conf | grep -qF "$mark"; then rm -f /etc/slurm/cgroup.conf; fi
 	rm -rf "$state"
+	# Job ids start again at 1 with the state: no completion record of
+	# the old ids may stay behind.
+	rm -f "$jobcomp"
 }
 
 case "${1:-}" in

@@ -116,9 +116,12 @@ func (c *Chaperon) sacct(req Request) (Reply, error) {
 		}
 	}
 	for _, id := range jobs {
-		rec, live := done[id], false
+		// The controller's record first: a jobcomp line of the same id
+		// may be an older job's (ids start again when a cluster's state
+		// is reset).
+		rec, live := c.liveJob(id), true
 		if rec == nil {
-			rec, live = c.liveJob(id), true
+			rec, live = done[id], false
 		}
 		if rec == nil {
 			continue
