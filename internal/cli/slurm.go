@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
@@ -62,8 +63,9 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 	}
 	j.Slurm = &slurm.Config{
 		Session: j.ID, Workdir: j.Policy.Workdir, Scope: scope, Stockade: exe,
-		RunArgs: runArgs(j.Policy, r), State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
-		Env: slurmEnv(os.Environ()), Admin: admin,
+		RunArgs: runArgs(j.Policy, r), Network: slurm.NetworkArgs(egress.NewRules(egress.Mode(j.Policy.AgentPolicy), j.Policy.AgentAllow, j.Policy.AgentBlock).Snapshot()),
+		State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
+		Env:   slurmEnv(os.Environ()), Admin: admin,
 	}
 	for _, name := range slurm.Commands {
 		rel := shimDir + "/" + name
@@ -100,9 +102,7 @@ func runArgs(p policy.Policy, r policy.Resolved) []string {
 	add("--mask", p.Mask)
 	add("--unmask", p.Unmask)
 	add("--env", p.Env)
-	add("--agent-allow", ruleStrings(p.AgentAllow))
-	add("--agent-block", ruleStrings(p.AgentBlock))
-	a = append(a, "--network", p.Network, "--agent-policy", p.AgentPolicy)
+	a = append(a, "--network", p.Network) // the rules: slurm.NetworkArgs
 	if p.Memory > 0 && onPurpose("memory") {
 		a = append(a, "--memory", strconv.FormatInt(p.Memory/1024, 10)+"k")
 	}

@@ -115,6 +115,7 @@ func Compose(j Job, w Wiring) (*Services, error) {
 		if err != nil {
 			return fail(err)
 		}
+		ch.SetRules(s.Rules)
 		s.Slurm = ch
 	}
 	if j.Containers {

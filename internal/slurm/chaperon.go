@@ -16,6 +16,7 @@ import (
 
 	"github.com/stockade-dev/stockade/internal/accept"
 	"github.com/stockade-dev/stockade/internal/audit"
+	"github.com/stockade-dev/stockade/internal/egress"
 )
 
 // Audit events of the chaperon (source audit.SourceSlurm).
@@ -46,6 +47,7 @@ type Chaperon struct {
 	mu     sync.Mutex
 	lns    []net.Listener
 	conns  map[net.Conn]bool // open connections, closed by Close
+	rules  *egress.Rules     // the session's egress rules (SetRules)
 	cap    *accept.Cap
 	// compLoc is the cluster's JobCompLoc, read once (sacct.go).
 	compOnce sync.Once

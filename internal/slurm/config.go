@@ -87,6 +87,9 @@ type Config struct {
 	// RunArgs are `stockade run`'s flags that give a job the session's
 	// policy (workdir, mounts, masks, protected paths, egress, limits).
 	RunArgs []string `json:"run_args"`
+	// Network are the egress flags (NetworkArgs) of the session's rules at
+	// its start; SetRules replaces them with the rules of the moment.
+	Network []string `json:"network"`
 	// State is the chaperon's directory, outside every sandbox: the
 	// registry of submitted jobs and each job's scripts.
 	State string `json:"state"`

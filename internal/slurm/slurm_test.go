@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/egress"
 )
 
 func TestParse(t *testing.T) {
@@ -312,5 +314,41 @@ func TestConnectionCap(t *testing.T) {
 			t.Fatalf("the chaperon did not serve again after the connections closed: %+v %v", rep, err)
 		}
 		runtime.Gosched()
+	}
+}
+
+// TestNetworkAtSubmission: a job takes the session's egress rules as they
+// are when it is submitted, not as they were at the start.
+func TestNetworkAtSubmission(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	c.cfg.Network = []string{"--agent-policy", "deny", "--agent-allow", "start.example"}
+	wrapper := func() string {
+		jobDir, err := c.jobDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := c.writeWrapper(jobDir, submission{dir: c.cfg.Workdir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(w)
+		return string(data)
+	}
+	if w := wrapper(); !strings.Contains(w, `'--agent-allow' 'start.example'`) {
+		t.Errorf("without the live rules the job lacks the start's:\n%s", w)
+	}
+	allow, err := egress.ParseRule("now.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := egress.NewRules(egress.ModeDeny, []egress.Rule{allow}, nil)
+	c.SetRules(rules)
+	w := wrapper()
+	if !strings.Contains(w, `'--agent-policy' 'deny' '--agent-allow' 'now.example'`) || strings.Contains(w, "start.example") {
+		t.Errorf("the job does not have the rules of the moment:\n%s", w)
+	}
+	rules.Reset(allow)
+	if w := wrapper(); strings.Contains(w, "now.example") {
+		t.Errorf("a rule removed at runtime is still the job's:\n%s", w)
 	}
 }

@@ -335,6 +335,7 @@ func (c *Chaperon) jobDir() (string, error) {
 func (c *Chaperon) writeWrapper(jobDir string, s submission) (string, error) {
 	run := []string{c.cfg.Stockade, "run"}
 	run = append(run, c.cfg.RunArgs...)
+	run = append(run, c.networkArgs()...)
 	run = append(run, "--ro", jobDir, "--log-level", "error")
 	if !slices.Contains(c.cfg.RunArgs, c.cfg.Stockade) {
 		run = append(run, "--ro", c.cfg.Stockade)
