@@ -70,12 +70,17 @@ func New(cfg Config, event func(string, map[string]any)) (*Chaperon, error) {
 // a temporary error (package accept), and at most maxConns connections
 // are served at once, over every listener.
 func (c *Chaperon) Serve(ln net.Listener) {
-	c.mu.Lock()
-	c.lns = append(c.lns, ln)
-	c.mu.Unlock()
 	ln = c.cap.Listen(ln, func(conn net.Conn) {
 		writeFrame(conn, Reply{Code: 1, Stderr: fmt.Appendf(nil, "slurm: error: stockade's Slurm chaperon is serving %d requests already; wait for one to end\n", maxConns)})
 	})
+	c.mu.Lock()
+	if c.ctx.Err() != nil { // closed already
+		c.mu.Unlock()
+		ln.Close()
+		return
+	}
+	c.lns = append(c.lns, ln)
+	c.mu.Unlock()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {

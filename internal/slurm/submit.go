@@ -25,7 +25,6 @@ type submission struct {
 	openMode         string
 	parsable, hasOut bool
 	exports          []string // NAME=VALUE for the job's sandbox
-	wrap             string
 }
 
 // check checks the options of a submission from cwd (in the project).
@@ -71,8 +70,7 @@ func (c *Chaperon) check(opts []opt, cwd string) (submission, error) {
 				return s, err
 			}
 			s.exports = ex
-		case wrap:
-			s.wrap = o.value
+		case wrap: // the script (sbatch)
 		default:
 			switch f.Long {
 			case "parsable":
