@@ -22,6 +22,9 @@ type slurmFlags struct {
 	SlurmScope string `name:"slurm-scope" help:"Whose jobs squeue, sacct, scontrol and scancel reach, among those submitted through stockade: this session's (default), this project's or this user's." placeholder:"session|project|user"`
 }
 
+// maxShebang is the most of a #! line Linux reads (BINPRM_BUF_SIZE).
+const maxShebang = 256
+
 // shimDir is where a --slurm sandbox finds its Slurm commands, in its
 // HOME, first on its PATH.
 const shimDir = ".local/share/stockade/slurm/bin"
@@ -54,8 +57,12 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return fmt.Errorf("finding the stockade binary for the Slurm jobs: %w", err)
 	}
-	if strings.ContainsAny(exe, " \t\n") {
+	shebang := "#!" + exe + " " + slurm.Entry + "\n"
+	switch {
+	case strings.ContainsAny(exe, " \t\n"):
 		return fmt.Errorf("the stockade binary %s has white space in its path, which a script's #! line cannot hold; install it elsewhere for --slurm", exe)
+	case len(shebang) > maxShebang:
+		return fmt.Errorf("the stockade binary's path %s is too long for a script's #! line (%d bytes, the kernel reads %d); install it at a shorter path for --slurm", exe, len(shebang), maxShebang)
 	}
 	admin, err := slurm.LoadAdmin(policy.AdminPath)
 	if err != nil {
@@ -69,7 +76,7 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 	}
 	for _, name := range slurm.Commands {
 		rel := shimDir + "/" + name
-		if err := h.WriteShim(rel, "#!"+exe+" "+slurm.Entry+"\n"); err != nil {
+		if err := h.WriteShim(rel, shebang); err != nil {
 			return err
 		}
 		j.HomeProtect = append(j.HomeProtect, rel)
