@@ -189,11 +189,11 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if len(argv) == 0 {
 		return job.Job{}, policy.Resolved{}, "", usageError{errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")}
 	}
-	if err := c.slurmFlags.check(); err != nil {
-		return job.Job{}, policy.Resolved{}, "", err
-	}
 	r, home, err := c.resolve()
 	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	if err := c.slurmFlags.check(r.Policy.Network); err != nil {
 		return job.Job{}, r, "", err
 	}
 	if err := checkLimits(r); err != nil {

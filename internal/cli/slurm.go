@@ -29,9 +29,12 @@ const maxShebang = 256
 // HOME, first on its PATH.
 const shimDir = ".local/share/stockade/slurm/bin"
 
-// check checks the Slurm flags before anything is set up.
-func (f slurmFlags) check() error {
+// check checks the Slurm flags, with the policy's network mode, before
+// anything is set up.
+func (f slurmFlags) check(network string) error {
 	switch {
+	case f.Slurm && network != "proxy":
+		return usageError{errors.New("--slurm needs --network proxy: the chaperon's socket is handed in beside the proxies")}
 	case f.SlurmScope != "" && !slices.Contains(slurm.Scopes, f.SlurmScope):
 		return usageError{fmt.Errorf("--slurm-scope %q: write session, project or user", f.SlurmScope)}
 	case f.SlurmScope != "" && !f.Slurm:
@@ -43,9 +46,6 @@ func (f slurmFlags) check() error {
 // slurmJob adds the chaperon to j: its configuration, the shims on the
 // sandbox's PATH, and the stockade binary they run, read-only.
 func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
-	if j.Policy.Network != "proxy" {
-		return usageError{errors.New("--slurm needs --network proxy: the chaperon's socket is handed in beside the proxies")}
-	}
 	scope := c.SlurmScope
 	if scope == "" {
 		scope = slurm.ScopeSession
