@@ -129,6 +129,7 @@ go test -run XXX -fuzz FuzzParseFile -fuzztime 8s ./internal/policy/ >/dev/null
 go test -run XXX -fuzz FuzzParseRule -fuzztime 8s ./internal/egress/ >/dev/null
 go test -run XXX -fuzz FuzzSOCKS5Request -fuzztime 8s ./internal/egress/ >/dev/null
 go test -run XXX -fuzz FuzzVerify -fuzztime 8s ./internal/audit/ >/dev/null
+go test -run XXX -fuzz FuzzParse -fuzztime 8s ./internal/slurm/ >/dev/null
 
 if [ "$(id -u)" != 0 ]; then
 	echo "(not root: the pass as a second, unprivileged user is skipped)"
