@@ -1,5 +1,7 @@
 package escape
 
+import "time"
+
 // slurmRows: the Slurm chaperon (--slurm, package slurm). Without it the
 // sandbox has no way to the cluster (no munge socket, no chaperon); with
 // it, the chaperon refuses what would take a job out of the sandbox,
@@ -7,6 +9,12 @@ package escape
 // (test/slurm runs jobs on one).
 var slurmRows = []row{
 	{name: "slurm_no_chaperon_without_flag", args: probe("connect-tcp", "127.0.0.1:6820"), want: "DENIED ECONNREFUSED"},
+	// The real sbatch inside finds no controller: the name does not
+	// resolve through the DNS stub, and the floor refuses the host's own
+	// addresses (it retries for about 10 s before it gives up).
+	{name: "slurm_real_sbatch", timeout: 60 * time.Second,
+		args: sh(`if [ -x /usr/bin/sbatch ]; then /usr/bin/sbatch --wrap true >/dev/null 2>&1 && echo OK || echo DENIED failed; else echo DENIED absent; fi`),
+		want: "DENIED failed"},
 	{name: "slurm_munge_socket", args: sh(`[ -e /run/munge/munge.socket.2 ] && echo OK || echo DENIED absent`), want: "DENIED absent"},
 	{name: "slurm_submit_as_other_uid", flags: []string{"--slurm"}, args: sh(refusedBy(`sbatch --uid=0 --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_submit_prolog", flags: []string{"--slurm"}, args: sh(refusedBy(`srun --prolog=/tmp/p true`)), want: "DENIED refused"},
