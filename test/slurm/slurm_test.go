@@ -176,7 +176,7 @@ sacct -n -P -o JobID`
 		t.Errorf("project scope: want job %s listed and cancelled, %s refused:\n%s\n%s", own, foreign, r.stdout, r.stderr)
 	}
 	// A dependency may name the session's own job, not a foreign one.
-	r = e.run(`j=$(sbatch --parsable --hold --wrap true); sbatch --parsable -H -d afterok:$j --wrap true >/dev/null; echo "own dep:$?"; scancel $j
+	r = e.run(`j=$(sbatch --parsable --hold --wrap true); k=$(sbatch --parsable -H -d afterok:$j --wrap true); echo "own dep:$?"; scancel $j $k
 sbatch -d afterok:`+foreign+` --wrap true 2>&1; echo "foreign dep:$?"`, "--slurm-scope", "session")
 	if !strings.Contains(r.stdout, "own dep:0") || !strings.Contains(r.stdout, "foreign dep:1") || !strings.Contains(r.stdout, "job "+foreign+" was not submitted") {
 		t.Errorf("dependencies: want own allowed, foreign refused:\n%s\n%s", r.stdout, r.stderr)
