@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -220,22 +221,28 @@ const queryTimeout = 2 * time.Minute
 func (c *Chaperon) real(name string, args ...string) Reply {
 	ctx, cancel := context.WithTimeout(c.ctx, queryTimeout)
 	defer cancel()
-	return c.runReal(ctx, name, args...)
+	return c.runReal(ctx, nil, name, args...)
 }
 
 // realWait is real without the time limit: srun and sbatch --wait last
 // as long as their job, or until the session ends.
 func (c *Chaperon) realWait(name string, args ...string) Reply {
-	return c.runReal(c.ctx, name, args...)
+	return c.runReal(c.ctx, nil, name, args...)
 }
 
-func (c *Chaperon) runReal(ctx context.Context, name string, args ...string) Reply {
+// runReal runs a real command; firstLine, when set, hears the first line
+// of its output as soon as it is written (sbatch --parsable --wait prints
+// the job's id, then waits for the job).
+func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), name string, args ...string) Reply {
 	bin := c.lookPath(name)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = c.cfg.Env
 	cmd.Dir = c.cfg.State
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = limited(&out), limited(&errb)
+	if firstLine != nil {
+		cmd.Stdout = &lineWatcher{w: cmd.Stdout, fn: firstLine}
+	}
 	err := cmd.Run()
 	code := 0
 	var ee *exec.ExitError
@@ -266,6 +273,26 @@ func (c *Chaperon) lookPath(name string) string {
 		}
 	}
 	return name
+}
+
+// lineWatcher passes writes on and calls fn once with the first line.
+type lineWatcher struct {
+	w    io.Writer
+	line []byte
+	fn   func(string)
+}
+
+func (l *lineWatcher) Write(p []byte) (int, error) {
+	if l.fn != nil {
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			l.line = append(l.line, p[:i]...)
+			l.fn(string(l.line))
+			l.fn, l.line = nil, nil
+		} else if len(l.line) < 4096 {
+			l.line = append(l.line, p...)
+		}
+	}
+	return l.w.Write(p)
 }
 
 // limitedWriter keeps at most half a frame of a command's output.

@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// sentinel is a job id no cluster hands out (above Slurm's largest
-// MaxJobId), listed beside the scoped ones so that squeue treats its
-// --jobs as a list, which prints nothing for a finished job, rather than
-// one id, which fails.
-const sentinel = "67108864"
+// sentinels are two job ids no cluster hands out (above Slurm's largest
+// MaxJobId), listed beside the scoped ones so that squeue always gets a
+// list, which prints nothing for a job it does not hold, rather than one
+// id, which fails ("Invalid job id specified").
+const sentinels = "67108864,67108865"
 
 const (
 	refOtherUsers = "lists other users' jobs; stockade shows the jobs submitted through it (--slurm-scope)"
@@ -70,7 +70,7 @@ func (c *Chaperon) squeue(req Request) (Reply, error) {
 	if none {
 		return invalidJob, nil
 	}
-	return c.real("squeue", append(args, "--jobs="+strings.Join(append(jobs, sentinel), ","))...), nil
+	return c.real("squeue", append(args, "--jobs="+strings.Join(append(jobs, sentinels), ","))...), nil
 }
 
 var scancelFlags = []Flag{

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -246,21 +247,30 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	if len(p.rest) > 1 {
 		args = append(args, p.rest[1:]...)
 	}
-	submit := c.real
-	if p.has("wait") || inScript.has("wait") {
-		submit = c.realWait
+	ctx := c.ctx
+	if !p.has("wait") && !inScript.has("wait") {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(c.ctx, queryTimeout)
+		defer cancel()
 	}
-	rep := submit("sbatch", args...)
+	// The job is recorded as soon as sbatch prints its id: with --wait,
+	// long before sbatch returns, so that the queries and scancel reach it.
 	sum := sha256.Sum256(script)
-	id, _, _ := strings.Cut(strings.TrimSpace(string(rep.Stdout)), ";")
-	if !isJobID(id) {
+	var id string
+	var regErr error
+	rep := c.runReal(ctx, func(line string) {
+		if jid, _, _ := strings.Cut(strings.TrimSpace(line), ";"); isJobID(jid) {
+			id, regErr = jid, c.register(jid)
+			os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
+			c.event(EventSubmit, map[string]any{"command": "sbatch", "job": id, "script": req.ScriptName, "sha256": hex.EncodeToString(sum[:]), "args": req.Args, "dir": s.dir, "stored": scriptPath})
+		}
+	}, "sbatch", args...)
+	if id == "" {
 		return rep, nil // refused by Slurm, or --test-only: no job
 	}
-	if err := c.register(id); err != nil {
-		rep.Stderr = fmt.Appendf(rep.Stderr, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, err)
+	if regErr != nil {
+		rep.Stderr = fmt.Appendf(rep.Stderr, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, regErr)
 	}
-	os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
-	c.event(EventSubmit, map[string]any{"command": "sbatch", "job": id, "script": req.ScriptName, "sha256": hex.EncodeToString(sum[:]), "args": req.Args, "dir": s.dir, "stored": scriptPath})
 	if !s.parsable {
 		rep.Stdout = fmt.Appendf(nil, "Submitted batch job %s\n", id)
 	}

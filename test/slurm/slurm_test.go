@@ -310,3 +310,28 @@ func TestOtherUsersJob(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitInScope: a job submitted with sbatch --wait is the session's as
+// soon as it is submitted: squeue shows it and scancel ends it while the
+// first sbatch still waits.
+func TestWaitInScope(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`sbatch --wait -o /dev/null --wrap 'sleep 300' >/dev/null 2>&1 &
+i=0
+until id=$(squeue -h -o %i) && [ -n "$id" ]; do i=$((i + 1)); [ $i -gt 600 ] && break; done
+echo "seen:$id"
+scancel "$id"; echo "cancel:$?"
+wait $!`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`seen:(\d+)\n`).FindStringSubmatch(r.stdout)
+	if m == nil || !strings.Contains(r.stdout, "cancel:0") {
+		t.Fatalf("a waiting sbatch's job was not in scope, or not cancelled:\n%s", r.stdout)
+	}
+	if state := e.outside("squeue", "-h", "-t", "all", "-j", m[1], "-o", "%T"); state != "CANCELLED" {
+		t.Errorf("job %s is %q after scancel, not CANCELLED", m[1], state)
+	}
+	// An empty scope is an empty queue, not an error.
+	if r := e.run("squeue"); r.code != 0 || strings.Contains(r.stderr, "Invalid job id") || !strings.Contains(r.stdout, "JOBID") {
+		t.Errorf("squeue with nothing in scope: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
