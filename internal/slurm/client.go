@@ -56,7 +56,7 @@ func clientMain() int {
 // argument that is not an option, or stdin when there is none; with --wrap
 // there is no script.
 func readScript(req *Request) int {
-	p, err := parse(sbatchFlags, req.Args)
+	p, err := parse(sbatchFlags(), req.Args)
 	if err != nil || p.has("wrap") {
 		return 0 // the chaperon refuses a bad line with its reason
 	}

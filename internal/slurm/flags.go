@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // kind says how the chaperon checks a flag's value.
@@ -81,23 +82,27 @@ var common = []Flag{
 
 // sbatchFlags and srunFlags are the submission flags stockade knows:
 // passed on, checked, or refused with a reason. Anything else is refused
-// as not on the allowlist.
+// as not on the allowlist. (Built at first use, not at every start.)
 var (
-	sbatchFlags = append(slices.Clone(common),
-		Flag{Long: "wrap", Kind: wrap}, Flag{Long: "array", Short: 'a'},
-		Flag{Long: "hold", Short: 'H', Kind: boolean}, Flag{Long: "parsable", Kind: boolean},
-		Flag{Long: "wait", Short: 'W', Kind: boolean}, Flag{Long: "test-only", Kind: boolean},
-		Flag{Long: "requeue", Kind: boolean}, Flag{Long: "no-requeue", Kind: boolean},
-		Flag{Long: "open-mode"}, Flag{Long: "signal"}, Flag{Long: "ignore-pbs", Kind: boolean},
-	)
-	srunFlags = append(slices.Clone(common),
-		Flag{Long: "label", Short: 'l', Kind: boolean}, Flag{Long: "unbuffered", Short: 'u', Kind: boolean},
-		Flag{Long: "mpi"}, Flag{Long: "cpu-bind"}, Flag{Long: "mem-bind"}, Flag{Long: "overlap", Kind: boolean},
-		Flag{Long: "exact", Kind: boolean}, Flag{Long: "kill-on-bad-exit", Short: 'K', Kind: optional},
-		Flag{Long: "relative", Short: 'r'},
-		Flag{Long: "jobid", Refused: refStep}, Flag{Long: "multi-prog", Refused: refMulti},
-		Flag{Long: "no-allocate", Short: 'Z', Kind: boolean, Refused: refNoAlloc},
-	)
+	sbatchFlags = sync.OnceValue(func() []Flag {
+		return append(slices.Clone(common),
+			Flag{Long: "wrap", Kind: wrap}, Flag{Long: "array", Short: 'a'},
+			Flag{Long: "hold", Short: 'H', Kind: boolean}, Flag{Long: "parsable", Kind: boolean},
+			Flag{Long: "wait", Short: 'W', Kind: boolean}, Flag{Long: "test-only", Kind: boolean},
+			Flag{Long: "requeue", Kind: boolean}, Flag{Long: "no-requeue", Kind: boolean},
+			Flag{Long: "open-mode"}, Flag{Long: "signal"}, Flag{Long: "ignore-pbs", Kind: boolean},
+		)
+	})
+	srunFlags = sync.OnceValue(func() []Flag {
+		return append(slices.Clone(common),
+			Flag{Long: "label", Short: 'l', Kind: boolean}, Flag{Long: "unbuffered", Short: 'u', Kind: boolean},
+			Flag{Long: "mpi"}, Flag{Long: "cpu-bind"}, Flag{Long: "mem-bind"}, Flag{Long: "overlap", Kind: boolean},
+			Flag{Long: "exact", Kind: boolean}, Flag{Long: "kill-on-bad-exit", Short: 'K', Kind: optional},
+			Flag{Long: "relative", Short: 'r'},
+			Flag{Long: "jobid", Refused: refStep}, Flag{Long: "multi-prog", Refused: refMulti},
+			Flag{Long: "no-allocate", Short: 'Z', Kind: boolean, Refused: refNoAlloc},
+		)
+	})
 )
 
 // opt is one option as given, under its long name.

@@ -13,7 +13,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		args := splitNUL(line)
-		p, err := parse(sbatchFlags, args)
+		p, err := parse(sbatchFlags(), args)
 		if err != nil {
 			return
 		}
@@ -21,7 +21,7 @@ func FuzzParse(f *testing.F) {
 		for _, o := range p.opts {
 			again = append(again, o.line())
 		}
-		q, err := parse(sbatchFlags, again)
+		q, err := parse(sbatchFlags(), again)
 		if err != nil {
 			t.Fatalf("%q parsed, but its full form %q does not: %v", args, again, err)
 		}

@@ -36,7 +36,7 @@ func TestParse(t *testing.T) {
 		{[]string{"--uid", "0", "job.sh"}, nil, nil, "--uid runs the job as another user"},
 	}
 	for _, c := range cases {
-		p, err := parse(sbatchFlags, c.args)
+		p, err := parse(sbatchFlags(), c.args)
 		if c.wantError != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantError) {
 				t.Errorf("parse(%q) = %v, want an error naming %q", c.args, err, c.wantError)
@@ -150,6 +150,9 @@ func TestAdmin(t *testing.T) {
 	if _, err := ParseAdmin([]byte(`{"allow_flags": ["uid"]}`), "/etc/x.json"); err == nil || !strings.Contains(err.Error(), "never passes it on") {
 		t.Errorf("allow_flags uid: %v, want a refusal", err)
 	}
+	if _, err := ParseAdmin([]byte(`{"allow_flags": ["multi-prog"]}`), "/etc/x.json"); err == nil || !strings.Contains(err.Error(), "never passes it on") {
+		t.Errorf("allow_flags multi-prog (srun's): %v, want a refusal", err)
+	}
 	if _, err := ParseAdmin([]byte(`{"allow_flagz": []}`), "/etc/x.json"); err == nil {
 		t.Error("an unknown key was accepted")
 	}
@@ -158,7 +161,7 @@ func TestAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := newChaperon(t, a)
-	p, err := parse(c.cfg.table(sbatchFlags), []string{"--account=a", "--reservation", "r", "--export=ALL,OMP_NUM_THREADS=4", "x.sh"})
+	p, err := parse(c.cfg.table(sbatchFlags()), []string{"--account=a", "--reservation", "r", "--export=ALL,OMP_NUM_THREADS=4", "x.sh"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	if err := c.inProject(req.Cwd); err != nil {
 		return Reply{}, err
 	}
-	p, err := parse(c.cfg.table(sbatchFlags), req.Args)
+	p, err := parse(c.cfg.table(sbatchFlags()), req.Args)
 	if err != nil {
 		return Reply{}, refuse("%v", err)
 	}
@@ -212,7 +212,7 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	if err != nil {
 		return Reply{}, refuse("%v", err)
 	}
-	inScript, err := parse(c.cfg.table(sbatchFlags), words)
+	inScript, err := parse(c.cfg.table(sbatchFlags()), words)
 	if err != nil {
 		return Reply{}, refuse("#SBATCH %v", err)
 	}
@@ -281,7 +281,7 @@ func (c *Chaperon) srun(req Request) (Reply, error) {
 	if err := c.inProject(req.Cwd); err != nil {
 		return Reply{}, err
 	}
-	p, err := parse(c.cfg.table(srunFlags), req.Args)
+	p, err := parse(c.cfg.table(srunFlags()), req.Args)
 	if err != nil {
 		return Reply{}, refuse("%v", err)
 	}
