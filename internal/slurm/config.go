@@ -61,7 +61,7 @@ func ParseAdmin(raw []byte, path string) (Admin, error) {
 	if err := dec.Decode(&a); err != nil {
 		return Admin{}, fmt.Errorf(`%s: key "slurm" must be {"allow_flags": ["account"], "allow_export": ["NAME"]}: %v`, path, err)
 	}
-	known := append(sbatchFlags(), srunFlags()...)
+	known := slices.Concat(sbatchFlags(), srunFlags())
 	for _, f := range a.AllowFlags {
 		if k := slices.IndexFunc(known, func(x Flag) bool { return x.Long == f }); k >= 0 && known[k].Refused != "" && !adminOnly(known[k]) {
 			return Admin{}, fmt.Errorf("%s: slurm.allow_flags: --%s %s, and stockade never passes it on; remove it", path, f, known[k].Refused)
