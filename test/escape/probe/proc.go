@@ -180,7 +180,10 @@ var credentialMarkers = []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD",
 func envScan([]string) error {
 	var names []string
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
+		name, value, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GIT_CONFIG_KEY_") && value == "core.excludesFile" {
+			continue // the name of a git setting, stockade's own (docs/sandbox.md, Placeholders)
+		}
 		for _, m := range credentialMarkers {
 			if strings.Contains(strings.ToUpper(name), m) {
 				names = append(names, name)
