@@ -37,6 +37,10 @@ type Profile struct {
 	// that the CLI starts without a first-run wizard; a new HOME starts
 	// with these and nothing else (sandboxhome.Home.Seed).
 	HomeFiles map[string]string
+	// HomeJSON are JSON files under the sandbox HOME that stockade edits
+	// at every start (after HomeFiles), keeping what else they hold: the
+	// answers to the CLI's start-up questions (sandboxhome.Home.EditJSON).
+	HomeJSON map[string][]JSONEdit
 }
 
 // codexConfig points Codex at the auth proxy's openai route with a
@@ -80,6 +84,7 @@ var Profiles = map[string]Profile{
 		HomeFiles: map[string]string{
 			".claude.json": `{"hasCompletedOnboarding": true, "bypassPermissionsModeAccepted": false, "autoUpdates": false}`,
 		},
+		HomeJSON: map[string][]JSONEdit{".claude.json": claudeStart},
 	},
 	// Codex reads neither OPENAI_BASE_URL nor a telemetry variable: its
 	// config.toml names the provider, and turns off what it fetches at

@@ -168,7 +168,34 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	if err := h.Seed(p.HomeFiles); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)
 	}
+	if err := editHomeJSON(h, p, j.Policy.Workdir); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
+	}
 	j.Argv = append(append([]string{in.Command}, p.Args(guide)...), args...)
+	return nil
+}
+
+// editHomeJSON answers the agent's start-up questions in its settings
+// files, for the project directory as the agent sees it: the workdir, and
+// its canonical path when that differs.
+func editHomeJSON(h *sandboxhome.Home, p agent.Profile, workdir string) error {
+	workdirs := []string{workdir}
+	if canon, err := filepath.EvalSymlinks(workdir); err == nil && canon != workdir {
+		workdirs = append(workdirs, canon)
+	}
+	edits := p.JSONEdits(workdirs)
+	for _, file := range slices.Sorted(maps.Keys(edits)) {
+		err := h.EditJSON(file, func(doc map[string]any) bool {
+			changed := false
+			for _, e := range edits[file] {
+				changed = e.Apply(doc) || changed
+			}
+			return changed
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -25,3 +25,6 @@ func (*Home) WriteGuide(string, string) error { return ErrNotSupported }
 
 // Seed returns ErrNotSupported.
 func (*Home) Seed(map[string]string) error { return ErrNotSupported }
+
+// EditJSON returns ErrNotSupported.
+func (*Home) EditJSON(string, func(map[string]any) bool) error { return ErrNotSupported }
