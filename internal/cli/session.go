@@ -59,7 +59,8 @@ func attachTo(store session.Store, id string) error {
 		return err
 	}
 	if detached {
-		fmt.Fprintf(os.Stderr, "\r\nstockade: detached from session %s; re-attach with: stockade attach -s %s\r\n", id, id)
+		// Attach left the cursor at the start of a clean line.
+		fmt.Fprintf(os.Stderr, "stockade: detached from session %s; re-attach with: stockade attach -s %s\n", id, id)
 		return nil
 	}
 	return exitError{code}

@@ -70,6 +70,7 @@ func TestClaudeStartsAtPrompt(t *testing.T) {
 // its prompt, ends it, and returns the HOME.
 func claudeStart(t *testing.T, path, settings string) string {
 	e := newEnv(t)
+	e.stopSessions()
 	key, err := sandboxhome.Key(e.workdir)
 	if err != nil {
 		t.Fatal(err)
