@@ -141,6 +141,12 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	for k, v := range authproxy.SandboxEnv(routes, sandboxnet.AuthURL, sandboxnet.DummyKey) {
 		j.Env = setEnv(j.Env, k, v)
 	}
+	names := slices.Sorted(maps.Keys(routes))
+	if p.RouteEnv != nil {
+		for k, v := range p.RouteEnv(names) {
+			j.Env = setEnv(j.Env, k, v)
+		}
+	}
 	if len(in.PathDirs) > 0 {
 		j.Env = setEnv(j.Env, "PATH", strings.Join(in.PathDirs, ":")+":"+getEnv(j.Env, "PATH"))
 	}
@@ -152,7 +158,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	guide := agent.Guide(agent.GuideInput{
 		Session: j.ID, Workdir: j.Policy.Workdir, Home: j.Home, RW: j.Policy.RW,
 		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: ruleStrings(j.Policy.AgentAllow),
-		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: p.Routes, Protects: j.Policy.Protect,
+		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: names, Protects: j.Policy.Protect,
 	})
 	sum := sha256.Sum256([]byte(guide))
 	c.guide = &session.Guide{SHA256: hex.EncodeToString(sum[:])}
