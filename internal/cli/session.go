@@ -20,7 +20,13 @@ func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) 
 	printStatus(log, j.ID, e)
 	cfg := c.sessionConfig(j, r)
 	cfg.Loosened, cfg.Enforcement = e.Loosenings, e.line()
+	if c.Containers {
+		// The supervisor starts the engine; Launch returns once the
+		// command runs.
+		c.progress.Step("starting the sandbox and its container engine")
+	}
 	err := session.Launch(cfg, c.sessionEntry(j, r, home))
+	c.progress.Done()
 	if err != nil {
 		return err
 	}
