@@ -26,6 +26,10 @@ type Profile struct {
 	// like. The route variables (base URL, dummy key) come from the auth
 	// proxy's table.
 	Env map[string]string
+	// RouteEnv, when set, gives the variables that point the CLI at the
+	// routes that have a key (names sorted), for a CLI that takes its
+	// base URLs from one config rather than from a variable per provider.
+	RouteEnv func(routes []string) map[string]string
 	// GuideFile is where, under the sandbox HOME, the agent reads global
 	// instructions; the sandbox guide is written there at every start
 	// (sandboxhome.Home.WriteGuide).
@@ -37,6 +41,10 @@ type Profile struct {
 	// that the CLI starts without a first-run wizard; a new HOME starts
 	// with these and nothing else (sandboxhome.Home.Seed).
 	HomeFiles map[string]string
+	// HomeJSON are JSON files under the sandbox HOME that stockade edits
+	// at every start (after HomeFiles), keeping what else they hold: the
+	// answers to the CLI's start-up questions (sandboxhome.Home.EditJSON).
+	HomeJSON map[string][]JSONEdit
 }
 
 // codexConfig points Codex at the auth proxy's openai route with a
@@ -62,11 +70,6 @@ enabled = false
 [feedback]
 enabled = false`
 
-// opencodeConfig points OpenCode's providers at the auth proxy.
-const opencodeConfig = `{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled", ` +
-	`"provider": {"anthropic": {"options": {"baseURL": "` + sandboxnet.AuthURL + `/anthropic/v1"}}, ` +
-	`"openai": {"options": {"baseURL": "` + sandboxnet.AuthURL + `/openai/v1"}}}}`
-
 // Profiles are the agents stockade knows by name.
 var Profiles = map[string]Profile{
 	"claude": {
@@ -80,6 +83,7 @@ var Profiles = map[string]Profile{
 		HomeFiles: map[string]string{
 			".claude.json": `{"hasCompletedOnboarding": true, "bypassPermissionsModeAccepted": false, "autoUpdates": false}`,
 		},
+		HomeJSON: map[string][]JSONEdit{".claude.json": claudeStart},
 	},
 	// Codex reads neither OPENAI_BASE_URL nor a telemetry variable: its
 	// config.toml names the provider, and turns off what it fetches at
@@ -90,18 +94,18 @@ var Profiles = map[string]Profile{
 		GuideFile: ".codex/AGENTS.md",
 		HomeFiles: map[string]string{".codex/config.toml": codexConfig},
 	},
-	// OpenCode's Anthropic client reads ANTHROPIC_BASE_URL without the /v1
-	// the proxy route needs, so OPENCODE_CONFIG_CONTENT gives the base URLs
-	// (the keys come from ANTHROPIC_API_KEY/OPENAI_API_KEY). It would fetch
-	// its model catalog (models.dev), LSP servers and @opencode-ai/plugin
-	// at start; the variables and HomeFiles turn that off. Project config
-	// is off: OpenCode writes .opencode/.gitignore, read-only here, and
-	// dies of EROFS.
+	// OpenCode knows every provider of the auth proxy; its clients read
+	// the base URLs from OPENCODE_CONFIG_CONTENT (see opencodeEnv), the
+	// keys from the providers' variables. It would fetch its model catalog
+	// (models.dev), LSP servers and @opencode-ai/plugin at start; the
+	// variables and HomeFiles turn that off. Project config is off:
+	// OpenCode writes .opencode/.gitignore, read-only here, and dies of
+	// EROFS.
 	"opencode": {
 		Name: "opencode", Binary: "opencode", Package: "opencode-ai",
-		Routes: []string{"anthropic", "openai"},
+		Routes:   opencodeRoutes(),
+		RouteEnv: opencodeEnv,
 		Env: map[string]string{
-			"OPENCODE_CONFIG_CONTENT":         opencodeConfig,
 			"OPENCODE_DISABLE_AUTOUPDATE":     "1",
 			"OPENCODE_DISABLE_SHARE":          "1",
 			"OPENCODE_DISABLE_MODELS_FETCH":   "1",

@@ -147,6 +147,12 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	for k, v := range authproxy.SandboxEnv(routes, sandboxnet.AuthURL, sandboxnet.DummyKey) {
 		j.Env = setEnv(j.Env, k, v)
 	}
+	names := slices.Sorted(maps.Keys(routes))
+	if p.RouteEnv != nil {
+		for k, v := range p.RouteEnv(names) {
+			j.Env = setEnv(j.Env, k, v)
+		}
+	}
 	if len(in.PathDirs) > 0 {
 		j.Env = setEnv(j.Env, "PATH", strings.Join(in.PathDirs, ":")+":"+getEnv(j.Env, "PATH"))
 	}
@@ -158,7 +164,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	guide := agent.Guide(agent.GuideInput{
 		Session: j.ID, Workdir: j.Policy.Workdir, Home: j.Home, RW: j.Policy.RW,
 		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: ruleStrings(j.Policy.AgentAllow),
-		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: p.Routes, Protects: j.Policy.Protect,
+		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: names, Protects: j.Policy.Protect,
 	})
 	sum := sha256.Sum256([]byte(guide))
 	c.guide = &session.Guide{SHA256: hex.EncodeToString(sum[:])}
@@ -174,7 +180,34 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	if err := h.Seed(p.HomeFiles); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)
 	}
+	if err := editHomeJSON(h, p, j.Policy.Workdir); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
+	}
 	j.Argv = append(append([]string{in.Command}, p.Args(guide)...), args...)
+	return nil
+}
+
+// editHomeJSON answers the agent's start-up questions in its settings
+// files, for the project directory as the agent sees it: the workdir, and
+// its canonical path when that differs.
+func editHomeJSON(h *sandboxhome.Home, p agent.Profile, workdir string) error {
+	workdirs := []string{workdir}
+	if canon, err := filepath.EvalSymlinks(workdir); err == nil && canon != workdir {
+		workdirs = append(workdirs, canon)
+	}
+	edits := p.JSONEdits(workdirs)
+	for _, file := range slices.Sorted(maps.Keys(edits)) {
+		err := h.EditJSON(file, func(doc map[string]any) bool {
+			changed := false
+			for _, e := range edits[file] {
+				changed = e.Apply(doc) || changed
+			}
+			return changed
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

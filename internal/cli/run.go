@@ -23,6 +23,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/progress"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
@@ -49,6 +50,10 @@ type runCmd struct {
 	loosened []string                                                 // loosenings the agent's settings add (a plain-http upstream)
 	extraEnv map[string]string                                        // variables the agent profile sets
 	prepare  func(*job.Job, policy.Resolved, *sandboxhome.Home) error // the agent's last word on the job
+
+	// progress is the line that shows the long steps of an agent's or an
+	// engine's start on a terminal (nil: none; see startProgress).
+	progress *progress.Line
 }
 
 func (c *runCmd) Help() string {
@@ -106,6 +111,7 @@ func (c *runCmd) run() error {
 			cg = job.BeginCgroup(id, limitsOf(r))
 		}
 	})
+	c.progress.Done()
 	if err != nil {
 		if cg != nil {
 			cg.Close()
@@ -144,7 +150,7 @@ func (c *runCmd) run() error {
 	rep := rec.Report()
 	code, err := svc.Run(job.Hooks{
 		Stdin: con.Stdin, Stdout: con.Stdout, Stderr: con.Stderr,
-		TTY: con.TTY, OnPTY: con.Attach,
+		TTY: con.TTY, OnPTY: con.Attach, Progress: c.progress,
 		Stages: job.Stages{
 			Planned: func() error {
 				report, _ := svc.Limits() // checked before this stage
@@ -237,9 +243,12 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if onID != nil {
 		onID(id, r)
 	}
+	c.startProgress(r)
 	name := c.homeName
 	if name == "" {
 		name = "run"
+	} else {
+		c.progress.Step(fmt.Sprintf("preparing %s's sandbox HOME", name))
 	}
 	rel, err := homeRel(name, r.Policy)
 	if err != nil {
@@ -322,6 +331,15 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		}
 	}
 	return j, r, home, nil
+}
+
+// startProgress makes the progress line of a start that has long steps:
+// an agent's (its sandbox HOME) or one with a container engine. A plain
+// run has none, and pays nothing for it.
+func (c *runCmd) startProgress(r policy.Resolved) {
+	if c.agent != "" || c.Containers {
+		c.progress = progress.New(os.Stderr, r.Policy.LogLevel == "error")
+	}
 }
 
 // printStatus prints the start line, then every downgrade and loosening.

@@ -20,7 +20,13 @@ func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) 
 	printStatus(log, j.ID, e)
 	cfg := c.sessionConfig(j, r)
 	cfg.Loosened, cfg.Enforcement = e.Loosenings, e.line()
+	if c.Containers {
+		// The supervisor starts the engine; Launch returns once the
+		// command runs.
+		c.progress.Step("starting the sandbox and its container engine")
+	}
 	err := session.Launch(cfg, c.sessionEntry(j, r, home))
+	c.progress.Done()
 	if err != nil {
 		return err
 	}
@@ -59,7 +65,8 @@ func attachTo(store session.Store, id string) error {
 		return err
 	}
 	if detached {
-		fmt.Fprintf(os.Stderr, "\r\nstockade: detached from session %s; re-attach with: stockade attach -s %s\r\n", id, id)
+		// Attach left the cursor at the start of a clean line.
+		fmt.Fprintf(os.Stderr, "stockade: detached from session %s; re-attach with: stockade attach -s %s\n", id, id)
 		return nil
 	}
 	return exitError{code}

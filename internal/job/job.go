@@ -27,6 +27,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/progress"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/tripwire"
@@ -104,8 +105,11 @@ type Hooks struct {
 	OnPTY                 func(master *os.File) error // receives its master
 	// Stages hear the run's lifecycle, in order (see Stages).
 	Stages Stages
-	Warn   func(format string, args ...any)
-	Debug  func(what string, v any)
+	// Progress, when set, shows the long steps of the start on the
+	// user's terminal (the container engine's).
+	Progress *progress.Line
+	Warn     func(format string, args ...any)
+	Debug    func(what string, v any)
 	// Snapshot takes a tripwire snapshot of the protected and masked host
 	// paths before the command starts and restores it after the sandbox is
 	// gone; Restored hears what was put back.
@@ -199,7 +203,10 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng
 				return err
 			}
 			if eng != nil {
-				if err := eng.Start(); err != nil {
+				h.Progress.Step("starting the container engine")
+				err := eng.Start()
+				h.Progress.Done()
+				if err != nil {
 					return err
 				}
 				closers = append(closers, listenersCloser(eng.Listeners))

@@ -28,3 +28,6 @@ func (*Home) Seed(map[string]string) error { return ErrNotSupported }
 
 // WriteShim returns ErrNotSupported.
 func (*Home) WriteShim(string, string) error { return ErrNotSupported }
+
+// EditJSON returns ErrNotSupported.
+func (*Home) EditJSON(string, func(map[string]any) bool) error { return ErrNotSupported }

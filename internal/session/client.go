@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/stockade-dev/stockade/internal/termstate"
 )
 
 // DetachKey detaches an attached terminal: ctrl-].
@@ -128,7 +130,11 @@ func Stop(store Store, id string, timeout time.Duration, warn func(string)) (Ses
 
 // Attach connects the terminal in/out to a running session until the user
 // detaches (ctrl-]) or the session ends. It returns the session's exit
-// status when it ended, or detached=true.
+// status when it ended, or detached=true. Either way it puts back the
+// terminal modes the session's output changed (termstate), as tmux does
+// for a client that detaches: the command keeps its full-screen interface,
+// the user's terminal gets its own screen back. On a detach the cursor is
+// then at the start of a clean line, for the caller's message.
 func Attach(store Store, id string, in, out *os.File) (code int, detached bool, err error) {
 	var rows, cols uint16
 	if w, h, err := term.GetSize(int(in.Fd())); err == nil {
@@ -175,10 +181,14 @@ func Attach(store Store, id string, in, out *os.File) (code int, detached bool, 
 			}
 		}
 	}()
+	var screen termstate.State
+	defer func() { out.Write(screen.Undo()) }()
 	for {
 		typ, payload, err := readFrame(r)
 		select {
 		case <-detach:
+			out.Write(screen.Detach())
+			screen = termstate.State{} // the deferred Undo has nothing left to do
 			return 0, true, nil
 		default:
 		}
@@ -191,6 +201,7 @@ func Attach(store Store, id string, in, out *os.File) (code int, detached bool, 
 		switch typ {
 		case FrameOutput:
 			out.Write(payload)
+			screen.Write(payload)
 		case FrameExit:
 			var e Exit
 			json.Unmarshal(payload, &e)

@@ -26,6 +26,10 @@ plant-last) # .codex/AGENTS.md -> the user's real ~/.codex/AGENTS.md
 	mv "$HOME/$d" "$HOME/$d.moved" && mkdir "$HOME/$d" && ln -s "$HOME/$rel" "$HOME/$rel" || exit 3 ;;
 plant-file)
 	mkdir -p "$HOME/$d" && echo PLANTED >"$HOME/$rel" || exit 3 ;;
+plant-selflink) # .claude.json -> the user's real ~/.claude.json
+	rm -f "$HOME/$rel" && ln -s "$HOME/$rel" "$HOME/$rel" || exit 3 ;;
+plant-fifo)
+	rm -f "$HOME/$rel" && mkfifo "$HOME/$rel" || exit 3 ;;
 show-file)
 	if [ -e "$HOME/$rel" ]; then echo "SEEN $rel"; else echo "ABSENT $rel"; fi ;;
 esac
@@ -86,14 +90,45 @@ func TestAgentHomePlantedLinks(t *testing.T) {
 	}
 }
 
+// TestClaudeSettingsPlanted: Claude Code's settings file, which stockade
+// edits at every start to answer its start-up questions, replaced by the
+// agent with a symlink to the user's real ~/.claude.json or with a FIFO:
+// the next start leaves it as it is and says so, neither writes the
+// user's file nor hangs.
+func TestClaudeSettingsPlanted(t *testing.T) {
+	requireSandbox(t)
+	for _, plant := range []string{"plant-selflink", "plant-fifo"} {
+		t.Run(plant, func(t *testing.T) {
+			e := newEnv(t)
+			vars := homeAgent(t, "claude")
+			const own = `{"theme": "the user's own"}` + "\n"
+			user := e.write(filepath.Join(e.home, ".claude.json"), own)
+			if r := e.run("", vars, headless("claude", plant, ".claude.json")...); r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+				t.Fatalf("planting run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r := e.run("", vars, headless("claude")...)
+			if b, _ := os.ReadFile(user); string(b) != own {
+				t.Errorf("the user's ~/.claude.json was written: %q", b)
+			}
+			if r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+				t.Fatalf("next run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "stockade left it as it is") {
+				t.Errorf("the next run does not say it left .claude.json alone:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
 // TestAgentHomeHardLink: a hard link in the sandbox HOME to a file of the
 // user's (stockade's HOME is on the user's filesystem; no sandbox can make
 // one, but a loosened --rw or a tool of the user's may) is replaced, never
-// truncated: the guide is written as a new file renamed into place, and a
-// first-run file is never opened once something is at its name.
+// truncated: the guide and the settings stockade edits are written as new
+// files renamed into place, and a first-run file is never opened once
+// something is at its name.
 func TestAgentHomeHardLink(t *testing.T) {
 	requireSandbox(t)
-	for _, name := range []string{"codex", "opencode", "gemini"} {
+	for _, name := range []string{"claude", "codex", "opencode", "gemini"} {
 		p := agent.Profiles[name]
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
@@ -102,8 +137,11 @@ func TestAgentHomeHardLink(t *testing.T) {
 				t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			home := agentHome(t, e, name)
-			const own = "the user's own file\n"
-			links := []string{p.GuideFile}
+			const own = `{"own": "the user's own file"}` + "\n" // JSON, for the files stockade edits
+			var links []string
+			if p.GuideFile != "" {
+				links = append(links, p.GuideFile)
+			}
 			for rel := range p.HomeFiles {
 				links = append(links, rel)
 			}

@@ -53,6 +53,17 @@ func (e *env) session(id string) listedSession {
 	return listedSession{}
 }
 
+// stopSessions stops, when the test ends, every session e still runs: a
+// test that attaches from a tmux pane leaves its session running when it
+// detaches on purpose or fails halfway.
+func (e *env) stopSessions() {
+	e.t.Cleanup(func() {
+		for _, s := range e.list(false) {
+			e.run("", nil, "stop", "-s", s.ID)
+		}
+	})
+}
+
 // start runs `stockade run -d` and returns the session ID.
 func (e *env) startSession(args ...string) string {
 	e.t.Helper()

@@ -119,3 +119,64 @@ func TestReplayFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestDetachClean: a session's command sets up its terminal the
+// way full-screen agents do (the alternate screen, the cursor hidden,
+// mouse, focus and paste reporting, a scroll region, reverse video) or
+// draws inline with a status line below its cursor; the user detaches.
+// The tmux pane is back as it was: the main screen with what was there
+// before, the cursor shown, no mouse mode, the full scroll region, a paste
+// that arrives unwrapped; the detach message is on a line of its own, in
+// plain attributes, right below the last line drawn (the status line,
+// intact).
+func TestDetachClean(t *testing.T) {
+	requireSandbox(t)
+	for _, tt := range []struct {
+		name, setup string // short names: the session's socket path lives below t.TempDir()
+		ready       string
+		gone, kept  string // on the screen after the detach: not, and still
+	}{
+		{"fs", `printf 'BEFORE-ALT\n\033[?1049h\033[?25l\033[?1000h\033[?1002h\033[?1006h\033[?1004h\033[?2004h\033[5;20r\033[7m\033[HFULLSCREEN-READY'`,
+			"FULLSCREEN-READY", "FULLSCREEN-READY", "BEFORE-ALT"},
+		{"in", `printf '\033[?2004h\033[?25l\033[7mINLINE-PROMPT\r\nSTATUS-LINE\033[1A\033[3G'`,
+			"STATUS-LINE", "", "STATUS-LINE"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.stopSessions()
+			e.write("t.sh", tt.setup+"\nexec sleep 1000\n")
+			m := newTmux(t, e, 100, 30, `sh -c '`+bin+` run --log-level error -- bash t.sh; echo DETACHED-EXIT=$?; exec cat -v'`)
+			m.waitScreen(tt.ready)
+			const flags = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_sgr_flag} #{scroll_region_upper} #{scroll_region_lower}"
+			before := strings.TrimSpace(m.run("display-message", "-p", flags))
+			if tt.name == "fs" && before != "1 0 1 1 4 19" {
+				t.Fatalf("the command's modes did not reach the pane: %s", before)
+			}
+			m.run("send-keys", "C-]")
+			screen := m.waitScreen("DETACHED-EXIT=0")
+			if after := strings.TrimSpace(m.run("display-message", "-p", flags)); after != "0 1 0 0 0 29" {
+				t.Errorf("after the detach the pane is %q (alternate screen, cursor, mouse, SGR mouse, scroll region), want \"0 1 0 0 0 29\"\n%s", after, screen)
+			}
+			if tt.gone != "" && strings.Contains(screen, tt.gone) || !strings.Contains(screen, tt.kept) {
+				t.Errorf("after the detach the screen does not show %q without %q:\n%s", tt.kept, tt.gone, screen)
+			}
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(tt.kept) + `\s*\nstockade: detached from session`).MatchString(screen) {
+				t.Errorf("the line %q was written over, or the message is not right below it:\n%s", tt.kept, screen)
+			}
+			// The message starts its own line, in the terminal's plain
+			// attributes (capture-pane -e shows them as SGR: only resets
+			// may come before it).
+			styled := m.run("capture-pane", "-p", "-e")
+			if !regexp.MustCompile(`(?m)^(\x1b\[(0|39|49)?m)*stockade: detached from session \w+; re-attach with: stockade attach -s \w+\s*$`).MatchString(styled) {
+				t.Errorf("the detach message is not a plain line of its own:\n%q", styled)
+			}
+			// Bracketed paste is off: the paste reaches cat unwrapped.
+			m.run("set-buffer", "PASTED-TEXT")
+			m.run("paste-buffer", "-p")
+			screen = m.waitScreen("PASTED-TEXT")
+			if strings.Contains(screen, "[200~") {
+				t.Errorf("the paste arrived wrapped in bracketed-paste marks:\n%s", screen)
+			}
+		})
+	}
+}
