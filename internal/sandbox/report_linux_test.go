@@ -127,7 +127,7 @@ func TestArgvLen(t *testing.T) {
 }
 
 // TestReadSyncUntakenDescriptors: init's messages that carry descriptors
-// (listeners, the pty master) and that setup stopped before taking are
+// (listeners, the feed file, the pty master) and that setup stopped before taking are
 // not failure reports: the error of a stopped start stays the supervisor's
 // own. A real report after them still counts.
 func TestReadSyncUntakenDescriptors(t *testing.T) {
@@ -138,6 +138,7 @@ func TestReadSyncUntakenDescriptors(t *testing.T) {
 	}{
 		{"listeners", [][]byte{{msgListeners}}, ""},
 		{"pty", [][]byte{{msgPTY}}, ""},
+		{"feed", [][]byte{{msgFeed}}, ""},
 		{"listeners, then a report", [][]byte{{msgListeners}, report(stepChdir, 0, unix.ENOENT, ExitSetup)}, "chdir"},
 		{"garbage", [][]byte{[]byte("zz")}, "init"},
 	} {
