@@ -159,9 +159,6 @@ func (p *program) initMain() {
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOn), 0, 0, 0)
 	p.reach(stepMount)
 	p.mount()
-	if p.feedMsg != nil {
-		p.sendFeed()
-	}
 	if p.tty {
 		p.reach(stepTerminal)
 		p.openPTY()
@@ -360,16 +357,20 @@ func (p *program) mount() {
 	if !ready {
 		p.await(msgReady, stepInit)
 	}
+	if p.feedMsg != nil {
+		p.sendFeed()
+	}
 	p.closeStepFDs()
 }
 
 // The descriptors the mount steps open (O_PATH, open_tree) are not closed
 // one by one, a system call each, but all at once: when many are open, and
-// after the last step. Init holds none above 3 but these while it mounts.
+// after the last step. Init holds none above 3 but these while it mounts,
+// and the Feed file's (CallKeep), which it sends after.
 const fdsBeforeClose = 512
 
-// The descriptor CallKeep opened is left open (when it is 4, the first
-// close_range is empty and fails, closing nothing).
+// The descriptor CallKeep opened is left open until it is sent (when it
+// is 4, the first close_range is empty and fails, closing nothing).
 //
 //go:nosplit
 //go:norace
@@ -383,10 +384,11 @@ func (p *program) closeStepFDs() {
 	p.lastFD = 0
 }
 
-// sendFeed sends the Feed file's descriptor to the supervisor, the only
-// writer it has from then on: init keeps none. Its file is in a tmpfs the
-// staging root held, detached with it, so the sandbox has no path to it
-// but the read-only bind.
+// sendFeed sends the Feed file's descriptor to the supervisor, once the
+// view is built, and leaves init's copy to the close_range after it: the
+// supervisor holds the only writer from then on. Its file is in a tmpfs
+// the staging root held, detached with it, so the sandbox has no path to
+// it but the read-only bind.
 //
 //go:nosplit
 //go:norace
@@ -399,7 +401,6 @@ func (p *program) sendFeed() {
 	if e := p.send(m); e != 0 {
 		p.fail(stepMount, len(p.steps), e, ExitSetup)
 	}
-	sys(unix.SYS_CLOSE, uintptr(p.kept), 0, 0, 0, 0, 0)
 	p.kept = 0
 }
 
