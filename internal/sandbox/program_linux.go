@@ -632,8 +632,7 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 			e.Msg = "sending the listeners: " + sysErr("sendmsg")
 		}
 	case stepMount:
-		if idx == len(steps) {
-			m, _ := spec.Plan.Feed()
+		if m, ok := spec.Plan.Feed(); ok && idx == len(steps) {
 			e.Path = m.Target
 			e.Msg = fmt.Sprintf("sending the descriptor of %s (%s): %s", m.Target, m.Why, sysErr("sendmsg"))
 			break
