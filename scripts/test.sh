@@ -21,6 +21,8 @@ declare -A need=(
 	# run --ssh: a real agent, keys and signatures on both sides
 	[ssh-agent]=openssh-client [ssh-add]=openssh-client [ssh-keygen]=openssh-client [sshd]=openssh-server
 	[gh]=gh # run --gh: the GitHub CLI through the auth proxy
+	# the image registry of the test network (scripts/testnet.sh)
+	[docker-registry]=docker-registry
 )
 missing=()
 for cmd in "${!need[@]}"; do
@@ -44,8 +46,10 @@ fi
 
 # run --containers maps each user's subordinate ids: root and the test
 # user get a range of 65536 each when they have none, above every range
-# already given (idempotent).
+# already given (idempotent). Its slirp4netns opens /dev/net/tun as the
+# user: the mode udev gives it, which a machine without udev lacks.
 if [ "$(id -u)" = 0 ]; then
+	[ -c /dev/net/tun ] && chmod 0666 /dev/net/tun
 	id "$user" >/dev/null 2>&1 || useradd -m -s /bin/sh "$user"
 	for who in root "$user"; do
 		for f in subuid subgid; do

@@ -9,7 +9,10 @@
 #
 #   host   stk-h0  198.51.100.1/24
 #   netns  stk-n0  198.51.100.10 (HTTP :80, HTTPS :443), 198.51.100.20 (echo :7),
-#                  198.51.100.53 (DNS :53 UDP+TCP)
+#                  198.51.100.53 (DNS :53 UDP+TCP),
+#                  198.51.100.30 (an image registry :5000, plain HTTP: Debian's
+#                  docker-registry, with stockade/busybox:1 pushed by
+#                  test/netenv/pushimage; its digest in /run/stk-testnet-registry.digest)
 #
 # Usage: scripts/testnet.sh up|down|status (root for up and down; every
 # command is idempotent). `up` builds the server with go unless
@@ -26,6 +29,10 @@ logfile=/run/stk-testnet.log
 querylog=/run/stk-testnet-queries.log
 ready=/run/stk-testnet.ready
 server_bin=${STK_TESTNET_SERVER:-/run/stk-testnet-server}
+registry_dir=/run/stk-testnet-registry
+registry_pidfile=/run/stk-testnet-registry.pid
+registry_digest=/run/stk-testnet-registry.digest
+push_bin=/run/stk-testnet-pushimage
 
 server_pid() {
 	local pid
@@ -33,6 +40,13 @@ server_pid() {
 	# The pid must still be our server, not a recycled number.
 	# (cmdline, unlike exe, is readable by a user checking the status).
 	[ -n "$pid" ] && [ "$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n1)" = "$server_bin" ] || return 1
+	echo "$pid"
+}
+
+registry_pid() {
+	local pid
+	pid=$(cat "$registry_pidfile" 2>/dev/null) || return 1
+	[ -n "$pid" ] && [ "$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n1)" = /usr/bin/docker-registry ] || return 1
 	echo "$pid"
 }
 
@@ -56,7 +70,8 @@ status() {
 		echo "198.51.100.0/24: not routed through $hostif; ports not probed"
 		return 1
 	fi
-	for hp in 198.51.100.10:80 198.51.100.10:443 198.51.100.20:7 198.51.100.53:53; do
+	if pid=$(registry_pid); then echo "registry: pid $pid, image digest $(cat "$registry_digest" 2>/dev/null)"; else echo "registry: not running"; ok=1; fi
+	for hp in 198.51.100.10:80 198.51.100.10:443 198.51.100.20:7 198.51.100.53:53 198.51.100.30:5000; do
 		if answers "${hp%:*}" "${hp#*:}"; then echo "$hp: answers"; else echo "$hp: no answer"; ok=1; fi
 	done
 	return $ok
@@ -67,6 +82,8 @@ up() {
 	[ "$(id -u)" = 0 ] || missing+=("root (run: sudo $0 up)")
 	command -v ip >/dev/null || missing+=("ip (apt-get install -y iproute2)")
 	command -v setsid >/dev/null || missing+=("setsid (apt-get install -y util-linux)")
+	[ -x /usr/bin/docker-registry ] || missing+=("docker-registry (apt-get install -y docker-registry)")
+	[ -x /bin/busybox ] || missing+=("/bin/busybox (apt-get install -y busybox-static)")
 	[ -x "$server_bin" ] || command -v go >/dev/null || missing+=("go, or STK_TESTNET_SERVER=<prebuilt test/netenv/server>")
 	if [ ${#missing[@]} -gt 0 ]; then
 		printf 'testnet.sh: cannot bring the test network up; missing: %s\n' "${missing[@]}" >&2
@@ -74,6 +91,11 @@ up() {
 	fi
 	if [ -z "${STK_TESTNET_SERVER:-}" ]; then
 		CGO_ENABLED=0 go build -o "$server_bin" ./test/netenv/server
+	fi
+	if [ -z "${STK_TESTNET_PUSHIMAGE:-}" ]; then
+		CGO_ENABLED=0 go build -o "$push_bin" ./test/netenv/pushimage
+	else
+		push_bin=$STK_TESTNET_PUSHIMAGE
 	fi
 
 	ns_exists || ip netns add "$ns"
@@ -88,7 +110,7 @@ up() {
 	done
 	ip addr replace 198.51.100.1/24 dev "$hostif"
 	ip link set "$hostif" up
-	for a in 198.51.100.10/24 198.51.100.53/24 198.51.100.20/24; do
+	for a in 198.51.100.10/24 198.51.100.53/24 198.51.100.20/24 198.51.100.30/24; do
 		ip -n "$ns" addr replace "$a" dev "$nsif"
 	done
 	ip -n "$ns" link set "$nsif" up
@@ -118,7 +140,40 @@ up() {
 		fi
 	fi
 	chmod 644 "$querylog"
+	registry_up
 	status
+}
+
+# registry_up runs the image registry in the namespace, with a store of its
+# own on /run, and pushes the test image to it.
+registry_up() {
+	if pid=$(registry_pid); then
+		echo "testnet: registry already running (pid $pid)"
+	else
+		mkdir -p "$registry_dir/store"
+		cat >"$registry_dir/config.yml" <<YML
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $registry_dir/store
+http:
+  addr: 198.51.100.30:5000
+YML
+		setsid ip netns exec "$ns" /usr/bin/docker-registry serve "$registry_dir/config.yml" \
+			</dev/null >>"$registry_dir/log" 2>&1 &
+		echo $! >"$registry_pidfile"
+	fi
+	# The registry says nothing when it listens: poll, bounded: 100 x 0.1 s.
+	for _ in $(seq 100); do answers 198.51.100.30 5000 && break; sleep 0.1; done
+	if ! answers 198.51.100.30 5000; then
+		echo "testnet.sh: the registry does not answer; its log ($registry_dir/log):" >&2
+		tail -n 20 "$registry_dir/log" >&2
+		exit 1
+	fi
+	"$push_bin" -registry http://198.51.100.30:5000 -digest "$registry_digest" >/dev/null
+	chmod 644 "$registry_digest"
 }
 
 down() {
@@ -128,6 +183,12 @@ down() {
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$pid" 2>/dev/null || true
 	fi
+	if pid=$(registry_pid); then
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	rm -rf "$registry_dir" "$registry_pidfile" "$registry_digest"
 	# The query log goes too: tests take its presence for a running server.
 	rm -f "$pidfile" "$ready" "$querylog"
 	! ip link show "$hostif" >/dev/null 2>&1 || ip link del "$hostif"

@@ -16,6 +16,10 @@ const (
 	SourceEgress     = "egress"
 	SourceAuthProxy  = "authproxy"
 	SourceSSHAgent   = "sshagent"
+	// The proxies of a container engine (--containers): the pods' and the
+	// registry proxy of the engine's pulls.
+	SourcePod      = "pod"
+	SourceRegistry = "registry"
 )
 
 // Event names. The fields each one carries are listed in docs/audit.md; the
@@ -77,7 +81,7 @@ var kinds = map[string]kind{
 	EventDNSDenied:     {security: true, message: dnsDeniedMessage},
 	EventAuthRequest:   {security: false, message: authRequestMessage},
 	EventAuthDenied:    {security: true, message: authDeniedMessage, throttle: authDeniedSample},
-	EventSSHSign:       {security: true, message: sshSignMessage},
+	EventSSHSign:       {security: true, message: sshSignMessage, throttle: failedSignSample},
 	EventSSHDenied:     {security: true, message: sshDeniedMessage, throttle: sshDeniedSample},
 	EventFinding:       {security: true, message: findingMessage},
 	EventSuppressed:    {security: true, message: suppressedMessage},

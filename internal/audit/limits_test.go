@@ -192,6 +192,51 @@ func TestDenialsThrottled(t *testing.T) {
 	}
 }
 
+// TestFailedSignsThrottled: a sign request for a key the user's agent does
+// not hold costs the sandbox nothing, so a loop of them must not write a
+// line and an fsync each (nor fill the log to its cap, which ends the
+// session); a signature made is still written every time.
+func TestFailedSignsThrottled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), testSession+".jsonl")
+	w, err := Open(path, testSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	w.now = func() time.Time { return clock }
+	for range 1000 {
+		clock = clock.Add(10 * time.Millisecond)
+		w.Log(SourceSSHAgent, EventSSHSign, map[string]any{"fingerprint": "SHA256:x", "kind": "other", "error": "the user's agent refused"})
+	}
+	for range 50 {
+		w.Log(SourceSSHAgent, EventSSHSign, map[string]any{"fingerprint": "SHA256:y", "kind": "ssh-userauth", "user": "git"})
+	}
+	clock = clock.Add(time.Minute)
+	w.Close()
+	wantVerifies(t, path)
+	f, _ := os.Open(path)
+	defer f.Close()
+	failed, made, counted := 0, 0, 0
+	for e := range ReadEvents(f) {
+		switch {
+		case e.Event == EventSSHSign && e.Fields["error"] != nil:
+			failed++
+		case e.Event == EventSSHSign:
+			made++
+		case e.Event == EventSuppressed && e.Fields["of"] == EventSSHSign:
+			var n int
+			fmt.Sscan(fmt.Sprint(e.Fields["count"]), &n)
+			counted += n
+		}
+	}
+	if failed > throttleBurst+11 || failed+counted != 1000 {
+		t.Errorf("1000 failed signatures in 10s: %d lines and %d counted, want at most %d lines and every one accounted for", failed, counted, throttleBurst+11)
+	}
+	if made != 50 {
+		t.Errorf("%d of 50 signatures made were written", made)
+	}
+}
+
 func TestGroupCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), testSession+".jsonl")
 	w, err := Open(path, testSession)

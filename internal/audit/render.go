@@ -224,7 +224,7 @@ func hiddenRune(r rune) bool {
 }
 
 func networkRuleMessage(f fields) string {
-	return "network rule " + f.str("action") + " " + f.str("rule")
+	return "network rule " + f.str("action") + " " + f.str("rule") + f.opt(" (of the %s rules)", "scope")
 }
 
 func dnsDeniedMessage(f fields) string {

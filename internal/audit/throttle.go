@@ -107,6 +107,16 @@ func authDeniedSample(f map[string]any) (string, bool) {
 	return fmt.Sprintf("%v %v %v", f["provider"], f["method"], f["path"]), true
 }
 
+// failedSignSample throttles only signatures that failed (the user's agent
+// does not hold the key, or refused): the sandbox can ask for those in a
+// loop at no cost. A signature made is recorded every time.
+func failedSignSample(f map[string]any) (string, bool) {
+	if _, failed := f["error"]; !failed {
+		return "", false
+	}
+	return fmt.Sprintf("%v %v", f["fingerprint"], f["error"]), true
+}
+
 func sshDeniedSample(f map[string]any) (string, bool) {
 	return fmt.Sprintf("%v %v", f["request"], f["reason"]), true
 }

@@ -69,6 +69,14 @@ func TestSocketByHost(t *testing.T) {
 		{"the TCP form", get("/github/user", "127.0.0.1:2376", "Authorization: token sk-proxy\r\n"), 421, "", "foreign Host"},
 		{"dot segments", get("/../user", "api.github.com", "Authorization: token sk-proxy\r\n"), 400, "", "dot segment"},
 		{"absolute-form", "GET https://api.github.com/user HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: token sk-proxy\r\n\r\n", 405, "", "absolute-form"},
+		// Host tricks: each is another name than the one route's, or none.
+		{"Host with a port", get("/user", "api.github.com:443", "Authorization: token sk-proxy\r\n"), 421, "", "foreign Host"},
+		{"Host with a dot", get("/user", "api.github.com.", "Authorization: token sk-proxy\r\n"), 421, "", "foreign Host"},
+		{"Host with userinfo", get("/user", "evil.example@api.github.com", "Authorization: token sk-proxy\r\n"), 400, "", ""},
+		{"two Hosts", get("/user", "api.github.com\r\nHost: evil.example", "Authorization: token sk-proxy\r\n"), 400, "", ""},
+		{"HTTP/1.0 without Host", "GET /user HTTP/1.0\r\nAuthorization: token sk-proxy\r\n\r\n", 421, "", "foreign Host"},
+		{"CONNECT", "CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\nAuthorization: token sk-proxy\r\n\r\n", 405, "", "not an HTTP proxy"},
+		{"asterisk-form", "OPTIONS * HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: token sk-proxy\r\n\r\n", 405, "", "absolute-form"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := up.count()

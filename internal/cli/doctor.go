@@ -121,7 +121,7 @@ func containersCheck(required bool) check {
 		}
 		return check{name: "containers", detail: err.Error(), optional: !required}
 	}
-	return check{name: "containers", ok: true, detail: "podman, crun and subordinate ids for --containers"}
+	return check{name: "containers", ok: true, detail: "podman, crun, /dev/net/tun and subordinate ids for --containers"}
 }
 
 // userNSCheck explains why user namespaces are unavailable, when they are.

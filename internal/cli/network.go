@@ -10,7 +10,32 @@ import (
 
 type networkCmd struct {
 	Agent networkAgentCmd `cmd:"" help:"Change the egress rules of a running session."`
+	Pod   networkPodCmd   `cmd:"" help:"Change or list the egress rules of the containers of a running session's engine (--containers)."`
 	List  networkListCmd  `cmd:"" help:"List the egress rules of a running session."`
+}
+
+type networkPodCmd struct {
+	Allow podAllowCmd `cmd:"" help:"Let the containers reach TARGET (a name, *.suffix, IP or CIDR, with an optional :port, or a preset such as @npm) on new connections."`
+	Block podBlockCmd `cmd:"" help:"Block TARGET for the containers (wins over allow)."`
+	Reset podResetCmd `cmd:"" help:"Remove TARGET from the containers' allow and block rules."`
+	List  podListCmd  `cmd:"" help:"List the containers' egress rules."`
+}
+
+type podAllowCmd struct{ networkChangeCmd }
+type podBlockCmd struct{ networkChangeCmd }
+type podResetCmd struct{ networkChangeCmd }
+type podListCmd struct{ sessionFlag }
+
+func (c *podAllowCmd) Run() error { return c.changeIn(session.ScopePod, session.NetAllow) }
+func (c *podBlockCmd) Run() error { return c.changeIn(session.ScopePod, session.NetBlock) }
+func (c *podResetCmd) Run() error { return c.changeIn(session.ScopePod, session.NetReset) }
+
+func (c *podListCmd) Run() error {
+	store, id, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	return printRules(store, id, session.Request{Op: session.OpNetwork, Action: session.NetList, Scope: session.ScopePod})
 }
 
 type networkAgentCmd struct {
@@ -36,12 +61,14 @@ type networkListCmd struct {
 	sessionFlag
 }
 
-func (c *networkChangeCmd) change(action string) error {
+func (c *networkChangeCmd) change(action string) error { return c.changeIn(session.ScopeAgent, action) }
+
+func (c *networkChangeCmd) changeIn(scope, action string) error {
 	store, id, err := c.resolve()
 	if err != nil {
 		return err
 	}
-	return printRules(store, id, session.Request{Op: session.OpNetwork, Action: action, Target: c.Target})
+	return printRules(store, id, session.Request{Op: session.OpNetwork, Action: action, Target: c.Target, Scope: scope})
 }
 
 func (c *networkListCmd) Run() error {
@@ -59,11 +86,15 @@ func printRules(store session.Store, id string, req session.Request) error {
 	}
 	conn.Close()
 	if v := resp.Network; v != nil {
+		who, policy := "agent policy", v.AgentPolicy
+		if req.Scope == session.ScopePod {
+			who, policy = "the containers' policy", v.PodPolicy
+		}
 		what := "a connection or name that no allow rule matches is refused"
-		if v.AgentPolicy != "deny" {
+		if policy != "deny" {
 			what = "every public address goes out but what a block rule matches"
 		}
-		fmt.Printf("network %s, agent policy %s: %s\n", v.Mode, v.AgentPolicy, what)
+		fmt.Printf("network %s, %s %s: %s\n", v.Mode, who, policy, what)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "LIST\tRULE")

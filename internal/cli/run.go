@@ -35,10 +35,10 @@ type runCmd struct {
 	policyFlags
 	sshFlags
 	ghFlags
-	Detach     bool     `short:"d" help:"Start a session in the background and print its ID."`
-	Tripwire   bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
-	Containers bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
-	Command    []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
+	Detach   bool `short:"d" help:"Start a session in the background and print its ID."`
+	Tripwire bool `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
+	containerFlags
+	Command []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
 
 	// Set by the agent commands (agent.go), not by flags.
 	homeName string                                                   // the sandbox HOME's name (sandboxhome.Rel)
@@ -200,11 +200,15 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
-	ssh, sshLoosened, err := c.sshFlags.agent()
+	ssh, sshLoosened, err := c.sshFlags.agent(r.Policy)
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
 	gh, err := c.ghFlags.github(r.Policy)
+	if err != nil {
+		return job.Job{}, r, "", err
+	}
+	es, err := c.containerFlags.parse(r.Policy)
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
@@ -301,6 +305,8 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		j.Containers = true
 		j.EngineLog = filepath.Join(stateHome(home), "stockade", "engine", id+".log")
 	}
+	j.Pod, j.Registries = es.pod, es.registries
+	c.loosened = append(c.loosened, es.loosened...)
 	if c.prepare != nil {
 		if err := c.prepare(&j, r, sandboxHome); err != nil {
 			return job.Job{}, r, home, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sshagent"
 )
 
@@ -34,7 +35,7 @@ func (f sshFlags) check() error {
 // agent checks that the user's agent is there and holds the keys named,
 // and returns the job's SSHAgent and the loosening to print; nil without
 // --ssh.
-func (f sshFlags) agent() (*job.SSHAgent, string, error) {
+func (f sshFlags) agent(p policy.Policy) (*job.SSHAgent, string, error) {
 	if !f.SSH {
 		return nil, "", nil
 	}
@@ -44,6 +45,9 @@ func (f sshFlags) agent() (*job.SSHAgent, string, error) {
 	}
 	if !filepath.IsAbs(sock) {
 		return nil, "", fmt.Errorf("--ssh: SSH_AUTH_SOCK=%s is not an absolute path; set it to your agent's socket", sock)
+	}
+	if tree, ok := seenInside(sock, p); ok {
+		return nil, "", fmt.Errorf("--ssh: your agent's socket %s is inside %s, which the sandbox sees: it could use your agent directly, past the filter; start the agent elsewhere (ssh-agent -a PATH) or leave %s out of the sandbox", sock, tree, tree)
 	}
 	held, err := sshagent.List(sock)
 	if err != nil {
@@ -60,4 +64,27 @@ func (f sshFlags) agent() (*job.SSHAgent, string, error) {
 	}
 	loosened := fmt.Sprintf("ssh: the sandbox can have your SSH agent sign with %s (each signature is audited; the keys stay outside)", keys)
 	return &job.SSHAgent{Upstream: sock, Keys: f.SSHKey}, loosened, nil
+}
+
+// seenInside returns the tree of p (the workdir, an ro or rw entry) that
+// holds path, links resolved, if one does: the sandbox can connect to a
+// socket there (a read-only bind does not stop a connect).
+func seenInside(path string, p policy.Policy) (string, bool) {
+	canon := func(p string) string {
+		if c, err := filepath.EvalSymlinks(p); err == nil {
+			return c
+		}
+		return filepath.Clean(p)
+	}
+	path = canon(path)
+	for _, tree := range append(append([]string{p.Workdir}, p.RO...), p.RW...) {
+		if tree == "" {
+			continue
+		}
+		t := canon(tree)
+		if path == t || strings.HasPrefix(path, strings.TrimSuffix(t, "/")+"/") {
+			return tree, true
+		}
+	}
+	return "", false
 }

@@ -38,8 +38,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
+
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // Socket is the engine's API socket inside the sandbox; DOCKER_HOST and
@@ -57,6 +60,41 @@ const ClientConf = "/run/stockade/containers.conf"
 // engine.
 func Env() []string {
 	return []string{"DOCKER_HOST=unix://" + Socket, "CONTAINER_HOST=unix://" + Socket, "CONTAINERS_CONF=" + ClientConf}
+}
+
+// Listeners are the sockets the launcher makes in the sandbox's network
+// namespace for the supervisor to serve: the pods' HTTP and SOCKS5 proxies
+// and DNS stub on sandboxnet.PodHost, and the registry proxy of the
+// engine's pulls.
+type Listeners struct {
+	PodHTTP, PodSOCKS5, PodDNSTCP net.Listener
+	PodDNSUDP                     net.PacketConn
+	Registry                      net.Listener
+}
+
+// Close closes every listener.
+func (l Listeners) Close() {
+	for _, c := range []net.Listener{l.PodHTTP, l.PodSOCKS5, l.PodDNSTCP, l.Registry} {
+		if c != nil {
+			c.Close()
+		}
+	}
+	if l.PodDNSUDP != nil {
+		l.PodDNSUDP.Close()
+	}
+}
+
+// engineListeners are the launcher's listeners, in the order it sends them.
+var engineListeners = []struct {
+	network, addr string
+	stream        func(*Listeners) *net.Listener
+	packet        func(*Listeners) *net.PacketConn
+}{
+	{"tcp", sandboxnet.PodHTTPProxyAddr, func(l *Listeners) *net.Listener { return &l.PodHTTP }, nil},
+	{"tcp", sandboxnet.PodSOCKS5Addr, func(l *Listeners) *net.Listener { return &l.PodSOCKS5 }, nil},
+	{"tcp", sandboxnet.PodDNSAddr, func(l *Listeners) *net.Listener { return &l.PodDNSTCP }, nil},
+	{"udp", sandboxnet.PodDNSAddr, nil, func(l *Listeners) *net.PacketConn { return &l.PodDNSUDP }},
+	{"tcp", sandboxnet.RegistryProxyAddr, func(l *Listeners) *net.Listener { return &l.Registry }, nil},
 }
 
 // Missing is what the engine needs and this host lacks, with the command

@@ -88,9 +88,70 @@ func TestConfs(t *testing.T) {
 		"storage.conf":    {storageConf(), `driver = "vfs"`},
 		"graphroot":       {storageConf(), storage},
 		"client":          {clientConf(), `cgroups = "disabled"`},
+		// The containers' network: slirp4netns through the wrapper, the
+		// pods' proxies and stub, not the engine's own proxy variables.
+		"netns":       {containersConf(), `netns = "slirp4netns"`},
+		"wrapper":     {containersConf(), `network_cmd_path = "` + slirpWrapper + `"`},
+		"no loopback": {containersConf(), `"allow_host_loopback=false"`},
+		"dns":         {containersConf(), `dns_servers = ["169.254.1.1"]`},
+		"proxy env":   {containersConf(), `"HTTPS_PROXY=http://169.254.1.1:3128"`},
+		"no copy":     {containersConf(), `http_proxy = false`},
+		"client copy": {clientConf(), `http_proxy = false`},
+		"slirp":       {slirpScript(), `exec /usr/bin/slirp4netns --disable-host-loopback "$@"`},
+		"resolv.conf": {resolvConfText(), "nameserver 169.254.1.1\n"},
+		"runroot":     {storageConf(), `runroot = "/run/user/0/containers"`},
+		"short names": {registriesConf(nil), `unqualified-search-registries = []`},
+		"insecure":    {registriesConf([]Registry{{Host: "registry.test:5000", Insecure: true}}), "location = \"registry.test:5000\"\ninsecure = true"},
 	} {
 		if !strings.Contains(c.conf, c.want) {
 			t.Errorf("%s lacks %s:\n%s", name, c.want, c.conf)
+		}
+	}
+}
+
+func TestRegistriesConfSecureOnes(t *testing.T) {
+	if got := registriesConf([]Registry{{Host: "ghcr.io"}}); strings.Contains(got, "ghcr.io") {
+		t.Errorf("a registry on HTTPS is marked:\n%s", got)
+	}
+}
+
+func TestParseRegistry(t *testing.T) {
+	for _, c := range []struct {
+		in       string
+		want     Registry
+		rule     string
+		wantFail bool
+	}{
+		{"ghcr.io", Registry{Host: "ghcr.io"}, "ghcr.io:443", false},
+		{"registry.test:5000", Registry{Host: "registry.test:5000"}, "registry.test:5000", false},
+		{"http://registry.test:5000", Registry{Host: "registry.test:5000", Insecure: true}, "registry.test:5000", false},
+		{"http://registry.test", Registry{Host: "registry.test", Insecure: true}, "registry.test:80", false},
+		{"198.51.100.30:5000", Registry{Host: "198.51.100.30:5000"}, "198.51.100.30:5000", false},
+		{"", Registry{}, "", true},
+		{"https://ghcr.io", Registry{}, "", true},
+		{"ghcr.io/org", Registry{}, "", true},
+		{"*.example.com", Registry{}, "", true},
+		{"10.0.0.0/8", Registry{}, "", true},
+		{"user@ghcr.io", Registry{}, "", true},
+		{"http://", Registry{}, "", true},
+		{"bad_name", Registry{}, "", true},
+	} {
+		got, err := ParseRegistry(c.in)
+		if (err != nil) != c.wantFail {
+			t.Errorf("ParseRegistry(%q): %v", c.in, err)
+			continue
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), registryFix) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ParseRegistry(%q): the error does not end with the fix: %v", c.in, err)
+			}
+			continue
+		}
+		if got != c.want || got.Rule().String() != c.rule {
+			t.Errorf("ParseRegistry(%q) = %+v, rule %s; want %+v, rule %s", c.in, got, got.Rule(), c.want, c.rule)
+		}
+		if back, _ := ParseRegistry(got.String()); back != got {
+			t.Errorf("ParseRegistry(%q).String() = %q reads back as %+v", c.in, got.String(), back)
 		}
 	}
 }

@@ -2,13 +2,19 @@ package engine
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/mount"
 )
 
 // Tools are the host programs the engine needs, each with the Debian
@@ -42,6 +48,15 @@ func Check() (Host, error) {
 		return Host{}, &Missing{What: "podman and its helpers (missing: " + strings.Join(dedup(missing), ", ") + ")",
 			Fix: "apt-get install podman crun uidmap slirp4netns"}
 	}
+	// slirp4netns opens the tun device as the engine's root, which is the
+	// user: the user must be able to open it, as for podman without
+	// stockade.
+	if f, err := os.OpenFile(mount.TunDevice, os.O_RDWR, 0); err != nil {
+		return Host{}, &Missing{What: mount.TunDevice + " that you can open (" + errText(err) + ")",
+			Fix: "chmod 0666 " + mount.TunDevice + " (the mode udev gives it; if it is missing: modprobe tun)"}
+	} else {
+		f.Close()
+	}
 	h := Host{UID: os.Getuid(), GID: os.Getgid()}
 	if u, err := user.LookupId(strconv.Itoa(h.UID)); err == nil {
 		h.Name = u.Username
@@ -71,6 +86,15 @@ func Check() (Host, error) {
 		return Host{}, fmt.Errorf("--containers: /etc/subgid: %w", err2)
 	}
 	return h, nil
+}
+
+// errText is err's cause without the path it names.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func subIDs(file, name string, id int) (Range, error) {
@@ -123,9 +147,14 @@ var namespaces = []struct{ file, flag string }{
 
 // Engine is one sandbox's engine, seen from the supervisor.
 type Engine struct {
-	host Host
-	ns   []*os.File
-	log  *os.File
+	// Registries are what --registry-allow names: the engine's
+	// registries.conf marks those on plain HTTP insecure.
+	Registries []Registry
+	// Listeners, after Start, are the pods' and the registry proxy's.
+	Listeners Listeners
+	host      Host
+	ns        []*os.File
+	log       *os.File
 	// Started is how long the launcher took to have the socket listening.
 	Started time.Duration
 }
@@ -182,7 +211,9 @@ func (e *Engine) Close() {
 
 // Start runs the launcher in the sandbox's namespaces and returns once the
 // engine's socket listens: a client that connects from then on waits for
-// the engine rather than failing.
+// the engine rather than failing. The listeners the launcher made for the
+// pods' proxies and the registry proxy are then in e.Listeners, the
+// caller's to serve or close.
 func (e *Engine) Start() error {
 	defer e.Close()
 	t0 := time.Now()
@@ -191,10 +222,13 @@ func (e *Engine) Start() error {
 		return fmt.Errorf("starting the container engine: %w", err)
 	}
 	defer self.Close()
-	ready, readyW, err := os.Pipe()
+	// The launcher answers on a socket: "ready" with the listeners'
+	// descriptors, or what went wrong.
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("starting the container engine: %w", err)
+		return fmt.Errorf("starting the container engine: %w", os.NewSyscallError("socketpair", err))
 	}
+	ready, readyW := os.NewFile(uintptr(pair[0]), "ready"), os.NewFile(uintptr(pair[1]), "ready")
 	defer ready.Close()
 	cfg, cfgW, err := os.Pipe()
 	if err != nil {
@@ -203,7 +237,7 @@ func (e *Engine) Start() error {
 	}
 	defer cfg.Close()
 	// fds 3.. in the launcher: the namespaces, then the binary, then the
-	// ready pipe.
+	// ready socket.
 	files := append(append([]*os.File{}, e.ns...), self, readyW)
 	var args []string
 	for i, n := range namespaces {
@@ -221,18 +255,86 @@ func (e *Engine) Start() error {
 	}
 	readyW.Close()
 	go cmd.Wait()
-	err = writeLaunch(cfgW, launch{UID: e.host.UID, GID: e.host.GID, UIDs: e.host.UIDs.Engine, GIDs: e.host.GIDs.Engine})
+	err = writeLaunch(cfgW, launch{UID: e.host.UID, GID: e.host.GID, UIDs: e.host.UIDs.Engine, GIDs: e.host.GIDs.Engine,
+		Registries: e.Registries})
 	cfgW.Close()
 	if err != nil {
 		return fmt.Errorf("starting the container engine: %w", err)
 	}
-	msg, _ := bufio.NewReader(ready).ReadString('\n')
-	if msg != "ready\n" {
+	msg, fds, err := readReady(ready)
+	if err != nil {
+		return fmt.Errorf("starting the container engine: %w", err)
+	}
+	if msg != "ready" {
+		closeAll(fds)
 		if msg == "" {
 			msg = "the launcher exited"
 		}
-		return fmt.Errorf("starting the container engine: %s (its log has more)", strings.TrimSpace(msg))
+		return fmt.Errorf("starting the container engine: %s (its log has more)", msg)
+	}
+	if e.Listeners, err = toListeners(fds); err != nil {
+		return fmt.Errorf("starting the container engine: %w", err)
 	}
 	e.Started = time.Since(t0)
 	return nil
+}
+
+// readReady reads the launcher's one message and the descriptors it
+// carries.
+func readReady(f *os.File) (string, []int, error) {
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4*len(engineListeners)))
+	n, oobn, _, _, err := unix.Recvmsg(int(f.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return "", nil, os.NewSyscallError("recvmsg", err)
+	}
+	var fds []int
+	if oobn > 0 {
+		cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return "", nil, err
+		}
+		for _, c := range cmsgs {
+			got, err := unix.ParseUnixRights(&c)
+			if err != nil {
+				closeAll(fds)
+				return "", nil, err
+			}
+			fds = append(fds, got...)
+		}
+	}
+	return strings.TrimSpace(string(buf[:n])), fds, nil
+}
+
+// toListeners makes net values of the launcher's listeners, in the order
+// of engineListeners.
+func toListeners(fds []int) (Listeners, error) {
+	var ls Listeners
+	if len(fds) != len(engineListeners) {
+		closeAll(fds)
+		return ls, fmt.Errorf("the launcher sent %d listeners, not %d", len(fds), len(engineListeners))
+	}
+	for i, l := range engineListeners {
+		// The net values hold duplicates; f is closed either way.
+		f := os.NewFile(uintptr(fds[i]), l.addr)
+		var err error
+		if l.network == "udp" {
+			*l.packet(&ls), err = net.FilePacketConn(f)
+		} else {
+			*l.stream(&ls), err = net.FileListener(f)
+		}
+		f.Close()
+		if err != nil {
+			closeAll(fds[i+1:])
+			ls.Close()
+			return Listeners{}, err
+		}
+	}
+	return ls, nil
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }

@@ -22,7 +22,11 @@ type Host struct {
 func Check() (Host, error) { return Host{}, ErrNotSupported }
 
 // Engine is one sandbox's engine, seen from the supervisor.
-type Engine struct{ Started time.Duration }
+type Engine struct {
+	Registries []Registry
+	Listeners  Listeners
+	Started    time.Duration
+}
 
 // New prepares nothing here.
 func New(Host, *os.File) *Engine { return &Engine{} }

@@ -36,6 +36,8 @@ func init() {
 type launch struct {
 	UID, GID   int       // the user's, in the sandbox: the socket's owner
 	UIDs, GIDs []Mapping // the engine's maps, in the sandbox's ids
+	// Registries are --registry-allow's (registriesConf).
+	Registries []Registry
 }
 
 func writeLaunch(w io.Writer, l launch) error { return json.NewEncoder(w).Encode(l) }
@@ -74,13 +76,17 @@ func launchEngine(ready *os.File) error {
 	if err != nil {
 		return err
 	}
+	pods, err := podListen()
+	if err != nil {
+		return err
+	}
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return os.NewSyscallError("unshare", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the engine's mounts private: %w", err)
 	}
-	if err := buildRoot(l.UID, l.GID); err != nil {
+	if err := buildRoot(l.UID, l.GID, l.Registries); err != nil {
 		return err
 	}
 	cmd := exec.Command("/proc/self/exe", serveArg)
@@ -89,7 +95,7 @@ func launchEngine(ready *os.File) error {
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWNET,
+		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP,
 		UidMappings:                idMaps(l.UIDs),
 		GidMappings:                idMaps(l.GIDs),
 		GidMappingsEnableSetgroups: true,
@@ -111,7 +117,11 @@ func launchEngine(ready *os.File) error {
 		return fmt.Errorf("starting the engine's process: %w", err)
 	}
 	ln.Close()
-	if _, err := io.WriteString(ready, "ready\n"); err != nil {
+	err = sendReady(ready, pods)
+	for _, f := range pods {
+		f.Close()
+	}
+	if err != nil {
 		return err
 	}
 	ready.Close()

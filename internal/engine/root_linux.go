@@ -47,7 +47,7 @@ var later = []struct {
 // of the sandbox's root bound recursively (so with their masks and
 // read-only binds) but the fresh ones, the generated configuration, then
 // pivot_root into it and the root made read-only.
-func buildRoot(uid, gid int) error {
+func buildRoot(uid, gid int, regs []Registry) error {
 	entries, err := os.ReadDir("/")
 	if err != nil {
 		return fmt.Errorf("reading the sandbox's root: %w", err)
@@ -80,13 +80,22 @@ func buildRoot(uid, gid int) error {
 	if err := os.MkdirAll(filepath.Join(newRoot, "/sys/fs/cgroup"), 0o755); err != nil {
 		return err
 	}
-	for name, data := range map[string]string{
-		"containers.conf": containersConf(),
-		"storage.conf":    storageConf(),
+	for _, f := range []struct {
+		name, data string
+		mode       os.FileMode
+	}{
+		{"containers.conf", containersConf(), 0o644},
+		{"storage.conf", storageConf(), 0o644},
+		{"registries.conf", registriesConf(regs), 0o644},
+		{filepath.Base(resolvConf), resolvConfText(), 0o644},
+		{filepath.Base(slirpWrapper), slirpScript(), 0o755},
 	} {
-		if err := os.WriteFile(filepath.Join(newRoot, confDir, name), []byte(data), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(newRoot, confDir, f.name), []byte(f.data), f.mode); err != nil {
 			return fmt.Errorf("writing the engine's configuration: %w", err)
 		}
+	}
+	if err := bindResolvConf(); err != nil {
+		return err
 	}
 	if err := os.Mkdir(filepath.Join(newRoot, hooksDir), 0o755); err != nil {
 		return err
@@ -146,6 +155,43 @@ func mountFresh(dst, fstype, data string) error {
 	}
 	if err := unix.Mount(fstype, dst, fstype, unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
 		return fmt.Errorf("mounting %s at %s for the engine: %w", fstype, dst, err)
+	}
+	return nil
+}
+
+// bindResolvConf binds the engine's resolv.conf over the one of the view it
+// shares with the sandbox, at the path /etc/resolv.conf leads to in the
+// engine's root (a link into /run leads into the engine's own /run, where
+// the file is made). The engine's root is the launcher's alone: nothing
+// else runs in this mount namespace yet.
+func bindResolvConf() error {
+	src := filepath.Join(newRoot, resolvConf)
+	p := "/etc/resolv.conf"
+	for range 8 {
+		fi, err := os.Lstat(filepath.Join(newRoot, p))
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		t, err := os.Readlink(filepath.Join(newRoot, p))
+		if err != nil {
+			return err
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = filepath.Clean(t)
+	}
+	dst := filepath.Join(newRoot, p)
+	if _, err := os.Lstat(dst); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("making the engine's %s: %w", p, err)
+		}
+		if err := os.WriteFile(dst, nil, 0o644); err != nil {
+			return fmt.Errorf("making the engine's %s: %w", p, err)
+		}
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("binding the engine's resolv.conf at %s: %w", p, err)
 	}
 	return nil
 }

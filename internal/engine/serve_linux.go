@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // serveMain is the engine's first process, root of its own user, mount
@@ -18,16 +20,33 @@ func serveMain() int {
 		fmt.Fprintf(os.Stderr, "stockade engine: mounting cgroup2: %v\n", err)
 		return 1
 	}
+	// Rootless, as podman says it: root of a user namespace that is not
+	// the host's, which podman works out only when it made the namespace
+	// itself. Told so, it gives the Docker API's default network (a
+	// bridge, which needs CAP_NET_ADMIN over the network namespace it is
+	// made in, here the sandbox's, which the engine does not have) a
+	// network namespace of its own joined by slirp4netns, as for a user's
+	// podman.
+	registryProxy := "http://" + sandboxnet.RegistryProxyAddr
 	env := []string{
 		"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=/run/engine",
 		"TMPDIR=/run/engine/tmp",
+		"XDG_RUNTIME_DIR=" + runDir,
+		"_CONTAINERS_USERNS_CONFIGURED=done",
+		"_CONTAINERS_ROOTLESS_UID=0",
 		"CONTAINERS_CONF=" + confDir + "/containers.conf",
 		"CONTAINERS_STORAGE_CONF=" + confDir + "/storage.conf",
+		"CONTAINERS_REGISTRIES_CONF=" + confDir + "/registries.conf",
+		// The engine's own traffic, its pulls, goes to the registry
+		// proxy, which lets out only --registry-allow's hosts.
+		"HTTP_PROXY=" + registryProxy, "HTTPS_PROXY=" + registryProxy,
+		"http_proxy=" + registryProxy, "https_proxy=" + registryProxy,
 		"LISTEN_FDS=1",
 		"LISTEN_PID=" + strconv.Itoa(os.Getpid()),
 	}
 	os.MkdirAll("/run/engine/tmp", 0o700)
+	os.MkdirAll(runDir, 0o700)
 	argv := []string{"podman", "--runtime", "crun", "--cgroup-manager", "cgroupfs", "--events-backend", "file", "system", "service", "--time", "0"}
 	err := syscall.Exec("/usr/bin/podman", argv, env)
 	fmt.Fprintf(os.Stderr, "stockade engine: starting podman: %v\n", err)

@@ -56,6 +56,13 @@ type Services struct {
 
 	socketDirs []sandbox.SocketDir // the services' socket directories, removed at Close
 
+	// With Job.Containers in network mode "proxy": the pods' proxy and
+	// its rules, and the registry proxy of the engine's pulls
+	// (EngineEgress).
+	Pods     *egress.Proxy
+	PodRules *egress.Rules
+	Registry *egress.Proxy
+
 	engine *engine.Host // with Job.Containers: the engine's host facts
 	// denials are the run's denials (Job.Denials), written to the file of
 	// the sandbox that runs now; nil without them.
@@ -151,6 +158,11 @@ func Compose(j Job, w Wiring) (*Services, error) {
 			return fail(err)
 		}
 		s.engine = &h
+		if j.Policy.Network == "proxy" {
+			if s.Pods, s.PodRules, s.Registry, err = EngineEgress(j, event); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	if s.cgroup == nil {
 		s.cgroup = BeginCgroup(j.ID, w.Limits)
@@ -214,6 +226,7 @@ func (s *Services) Run(h Hooks) (int, error) {
 			defer log.Close()
 		}
 		eng = engine.New(*s.engine, log)
+		eng.Registries = s.job.Registries
 	}
 	// Each start's sandbox makes a file of its own (mount.Feed) and sends
 	// it: the denials go to the current one, and are kept across starts.
@@ -226,7 +239,11 @@ func (s *Services) Run(h Hooks) (int, error) {
 	}
 	j := s.job
 	j.socketDirs = s.socketDirs
-	return run(j, h, s.cgroup, serve, feed, eng)
+	var serveEngine func(engine.Listeners)
+	if s.Pods != nil {
+		serveEngine = ServeEngineWith(s.Pods, s.Registry)
+	}
+	return run(j, h, s.cgroup, serve, feed, eng, serveEngine)
 }
 
 // Group is the sandbox's cgroup once Limits has returned without an error
@@ -245,8 +262,10 @@ func (s *Services) CloseProxies() {
 	if s.Auth != nil {
 		s.Auth.Close()
 	}
-	if s.Proxy != nil {
-		s.Proxy.Close()
+	for _, p := range []*egress.Proxy{s.Proxy, s.Pods, s.Registry} {
+		if p != nil {
+			p.Close()
+		}
 	}
 	if s.SSH != nil {
 		s.SSH.Close()

@@ -6,8 +6,10 @@ import (
 	"net/netip"
 	"net/url"
 
+	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/policy"
 )
 
@@ -31,6 +33,69 @@ func Egress(p policy.Policy, session string, foreground bool, audit func(string,
 		MaxConns: maxConns,
 	})
 	return px, rules, nil
+}
+
+// PodRules are the rules of the containers' proxies (--containers), made
+// once per session: with pod.Policy unset they start as the agent's (its
+// mode, allow and block rules) with pod's rules added, since a container
+// can read the workdir and must not be a way around the agent's allowlist;
+// with pod.Policy set ("deny" or "allow") they are pod's own. Later changes
+// to either set of rules leave the other alone.
+func PodRules(p policy.Policy, pod PodPolicy) (*egress.Rules, error) {
+	if pod.Policy != "" {
+		mode, err := egress.ParseMode(pod.Policy)
+		if err != nil {
+			return nil, err
+		}
+		return egress.NewRules(mode, pod.Allow, pod.Block), nil
+	}
+	mode, err := egress.ParseMode(p.AgentPolicy)
+	if err != nil {
+		return nil, err
+	}
+	allow := append(append([]egress.Rule{}, p.AgentAllow...), pod.Allow...)
+	block := append(append([]egress.Rule{}, p.AgentBlock...), pod.Block...)
+	return egress.NewRules(mode, allow, block), nil
+}
+
+// EngineEgress builds the proxies of a container engine: the pods' (their
+// traffic, under PodRules) and the registry proxy (the engine's own
+// pulls, to j.Registries only). Each has its audit source.
+func EngineEgress(j Job, event func(source string) func(string, map[string]any)) (pods *egress.Proxy, rules *egress.Rules, registry *egress.Proxy, err error) {
+	resolver, err := egress.NewResolver(j.Policy.Resolver)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("resolver %q: %w", j.Policy.Resolver, err)
+	}
+	if rules, err = PodRules(j.Policy, j.Pod); err != nil {
+		return nil, nil, nil, err
+	}
+	maxConns, _ := connCaps()
+	addrs := hostAddrs()
+	pods = egress.New(egress.Config{
+		Session: j.ID, Rules: rules, Resolver: resolver, HostAddrs: addrs, Audit: event(audit.SourcePod),
+		MaxConns: maxConns,
+	})
+	var allow []egress.Rule
+	for _, r := range j.Registries {
+		allow = append(allow, r.Rule())
+	}
+	registry = egress.New(egress.Config{
+		Session: j.ID, Rules: egress.NewRules(egress.ModeDeny, allow, nil), Resolver: resolver, HostAddrs: addrs,
+		Audit: event(audit.SourceRegistry), MaxConns: maxConns,
+	})
+	return pods, rules, registry, nil
+}
+
+// ServeEngineWith returns what serves the engine's listeners: the pods'
+// with pods, the registry proxy's with registry.
+func ServeEngineWith(pods, registry *egress.Proxy) func(engine.Listeners) {
+	return func(ls engine.Listeners) {
+		go pods.ServeHTTPProxy(ls.PodHTTP)
+		go pods.ServeSOCKS5(ls.PodSOCKS5)
+		go pods.ServeDNSTCP(ls.PodDNSTCP)
+		go pods.ServeDNS(ls.PodDNSUDP)
+		go registry.ServeHTTPProxy(ls.Registry)
+	}
 }
 
 // ServeWith returns what serves the listeners init made (Services.Run hands

@@ -16,10 +16,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/denial"
+	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/mount"
@@ -67,6 +70,19 @@ type Job struct {
 	// package gitconfig), put read-only at .gitconfig in the sandbox
 	// HOME. "": none.
 	GitConfig string `json:"gitconfig,omitempty"`
+	// Pod is the egress policy of the engine's containers (PodRules).
+	Pod PodPolicy `json:"pod,omitempty"`
+	// Registries are the registries the engine may pull from
+	// (--registry-allow): the registry proxy lets out these only.
+	Registries []engine.Registry `json:"registries,omitempty"`
+}
+
+// PodPolicy is what --pod-policy, --pod-allow and --pod-block say of the
+// containers' egress (PodRules).
+type PodPolicy struct {
+	Policy string        `json:"policy,omitempty"` // "": the agent's
+	Allow  []egress.Rule `json:"allow,omitempty"`
+	Block  []egress.Rule `json:"block,omitempty"`
 }
 
 // AuthRoute is one route of the auth proxy.
@@ -111,12 +127,11 @@ type Listeners struct {
 
 // run runs j once in a sandbox that placer puts in its cgroup and serve
 // serves, whose denials file feed receives (Services.Run supplies them),
-// and returns the command's exit
-// status. Whatever run returns, the sandbox is gone and the placeholders
-// with it. Each stage of h.Stages is called at most once, in order; one
+// and returns the command's exit status. Whatever run returns, the
+// sandbox is gone and the placeholders with it. Each stage of h.Stages is called at most once, in order; one
 // that fails stops the run there, and what the earlier stages made is
 // undone before run returns.
-func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), feed func(*os.File), eng *engine.Engine) (int, error) {
+func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), feed func(*os.File), eng *engine.Engine, serveEngine func(engine.Listeners)) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
@@ -169,7 +184,7 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), fee
 		OnStart:      st.InitStarted,
 		OnListeners: func(files []*os.File) error {
 			cs, err := serveListeners(files, serve)
-			closers = cs
+			closers = append(closers, cs...)
 			return err
 		},
 		OnFeed: func(f *os.File) error {
@@ -188,6 +203,12 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), fee
 			if eng != nil {
 				if err := eng.Start(); err != nil {
 					return err
+				}
+				closers = append(closers, listenersCloser(eng.Listeners))
+				if serveEngine != nil {
+					serveEngine(eng.Listeners)
+				} else {
+					eng.Listeners.Close() // network none: nobody answers there
 				}
 			}
 			if st.Wired != nil {
@@ -293,7 +314,7 @@ func prepare(j Job, h Hooks) *prepared {
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
 		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
-		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory),
+		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory), Tun: j.Containers,
 		SocketDirs: j.socketDirs,
 		GitConfig:  j.GitConfig,
 	}
@@ -322,6 +343,14 @@ func prepare(j Job, h Hooks) *prepared {
 			if ph, ok := live[f.Path]; ok {
 				planned = append(planned, mount.Placeholder{Path: ph.Path, Root: ph.Root, Dir: ph.Dir})
 			}
+		}
+	}
+	// git inside leaves the placeholders out: they are not the agent's
+	// files to add (see mount.GitExclude).
+	if top := workTreeTop(p.Workdir); top != "" {
+		if ex := mount.GitExclude(top, planned); ex != "" {
+			cfg.GitExclude = ex
+			cfg.Env = excludesFileEnv(cfg.Env, mount.GitExcludePath)
 		}
 	}
 	claim := func() error {
@@ -492,6 +521,14 @@ func (pr *prepared) created() []Finding {
 	return append(notChecked, quarantine(pr.id, created)...)
 }
 
+// listenersCloser closes the engine's listeners at the end of a run.
+type listenersCloser engine.Listeners
+
+func (l listenersCloser) Close() error {
+	engine.Listeners(l).Close()
+	return nil
+}
+
 // RecordsDir is where placeholder records of a user live.
 func RecordsDir(stateHome string) string {
 	return filepath.Join(stateHome, "stockade", "placeholders")
@@ -543,4 +580,41 @@ func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 		fn(ls)
 	}
 	return closers, nil
+}
+
+// workTreeTop is the directory at or above workdir that holds a .git (a
+// directory, or the file of a linked worktree or submodule), "" when there
+// is none: the top of the work tree git inside the sandbox works in. Only
+// lstat: what is found names where git's own files would be, nothing is
+// read or followed.
+func workTreeTop(workdir string) string {
+	for dir := filepath.Clean(workdir); ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		if dir == "/" || dir == "." {
+			return ""
+		}
+	}
+}
+
+// excludesFileEnv returns env with git told to read path as
+// core.excludesFile, through the GIT_CONFIG_COUNT entries git takes from
+// the environment (after those env already has). It is a convenience for
+// the agent's git, not a wall: the command may unset it.
+func excludesFileEnv(env []string, path string) []string {
+	n := 0
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
+			if c, err := strconv.Atoi(v); err == nil && c >= 0 {
+				n = c
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GIT_CONFIG_COUNT="+strconv.Itoa(n+1),
+		"GIT_CONFIG_KEY_"+strconv.Itoa(n)+"=core.excludesFile",
+		"GIT_CONFIG_VALUE_"+strconv.Itoa(n)+"="+path)
 }

@@ -1,10 +1,14 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
@@ -25,6 +29,7 @@ type SSHAgent struct {
 // first: the sandbox sees it through a read-only bind, the host's other
 // users not at all. Nothing is left on an error.
 func socketDir(prefix, name string) (string, net.Listener, error) {
+	sweepSocketDirs(os.TempDir(), prefix, name)
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return "", nil, err
@@ -41,6 +46,39 @@ func socketDir(prefix, name string) (string, net.Listener, error) {
 		return "", nil, err
 	}
 	return dir, ln, nil
+}
+
+// sweepSocketDirs removes the socket directories in tmp that a run killed
+// before its cleanup (SIGKILL, a crash) left: its own user's directories
+// named prefix..., whose socket is there and refuses connections, since no
+// one listens on it any more. A directory being made (no socket yet), one
+// whose socket is served, or anything it cannot tell stays.
+func sweepSocketDirs(tmp, prefix, name string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		c, err := net.DialTimeout("unix", filepath.Join(dir, name), 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 // serveSSHAgent starts the filter in front of the user's agent on a socket

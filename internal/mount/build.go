@@ -71,10 +71,21 @@ type Config struct {
 	// (--gitconfig) put read-only at .gitconfig in the sandbox HOME. It
 	// never lands in the HOME on the host: it is staged, as File mounts are.
 	GitConfig string
+	// GitExclude, when set, is the content of a read-only file at
+	// GitExcludePath that the sandbox's git reads as core.excludesFile
+	// (see package job): the placeholders, so that git inside does not
+	// list them as untracked nor add them.
+	GitExclude string
 	// TmpfsSize is how many bytes the writable tmpfs mounts may hold
 	// together (see tmpfsShares); 0 leaves each at the kernel's default,
 	// half of RAM and as many inodes.
 	TmpfsSize int64
+	// Tun binds the host's /dev/net/tun too: a container engine's
+	// slirp4netns opens it in a container's network namespace, which the
+	// engine's user namespace owns (package engine). Opening it makes no
+	// interface; TUNSETIFF needs CAP_NET_ADMIN over the network namespace
+	// the descriptor is used in, which the command has over none.
+	Tun bool
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink
@@ -103,6 +114,9 @@ var ProcReadOnly = []string{"/proc/sys", "/proc/irq", "/proc/bus"}
 
 // Devices are the host device nodes bound into the sandbox's /dev.
 var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// TunDevice is the node Config.Tun binds.
+const TunDevice = "/dev/net/tun"
 
 // Build makes the mount plan for cfg, scanning the trees (ScanTrees).
 func Build(cfg Config, host Host) (Plan, error) {
@@ -150,6 +164,9 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	for _, d := range Devices {
 		add(Mount{Kind: Device, Source: "/dev/" + d, Target: "/dev/" + d, Why: "devices"})
 	}
+	if cfg.Tun {
+		add(Mount{Kind: Device, Source: TunDevice, Target: TunDevice, Why: "the container engine's networks"})
+	}
 	add(Mount{Kind: Devpts, Target: "/dev/pts", Why: "terminals"})
 	add(Mount{Kind: Symlink, Source: "pts/ptmx", Target: "/dev/ptmx", Why: "terminals"})
 	add(Mount{Kind: Tmpfs, Target: "/dev/shm", Data: tmpfsData("1777", "/dev/shm", cfg.TmpfsSize), Why: "shared memory"})
@@ -177,6 +194,12 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 		// makes its socket beside the file.
 		add(Mount{Kind: Tmpfs, Target: filepath.Dir(cfg.DenialsAt), Data: "mode=0755,size=64k,nr_inodes=64", Why: "stockade's files"})
 		add(Mount{Kind: Feed, Target: cfg.DenialsAt, ReadOnly: true, Why: "denials the agent can read"})
+	}
+	if cfg.GitExclude != "" {
+		if cfg.DenialsAt == "" || filepath.Dir(cfg.DenialsAt) != filepath.Dir(GitExcludePath) {
+			add(Mount{Kind: Tmpfs, Target: filepath.Dir(GitExcludePath), Data: "mode=0755,size=64k,nr_inodes=64", Why: "stockade's files"})
+		}
+		add(Mount{Kind: File, Target: GitExcludePath, Data: cfg.GitExclude, Why: "placeholders git does not list"})
 	}
 	for _, m := range cfg.Services {
 		add(m)

@@ -184,3 +184,17 @@ func TestBuildTmpfsBudget(t *testing.T) {
 		t.Errorf("tmpfsShares %v: want eighths of the budget that add up to one, for %v", tmpfsShares, writable)
 	}
 }
+
+// TestTun: /dev/net/tun is in the plan only for a container engine.
+func TestTun(t *testing.T) {
+	for _, tun := range []bool{false, true} {
+		plan, err := Build(Config{Workdir: t.TempDir(), Tun: tun}, OS{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok := find(plan, TunDevice)
+		if ok != tun || ok && (m.Kind != Device || m.Source != TunDevice) {
+			t.Errorf("Tun %v: %s in the plan: %v %+v", tun, TunDevice, ok, m)
+		}
+	}
+}

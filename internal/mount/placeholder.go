@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Placeholder is an empty file or directory created on the host so that a
@@ -106,6 +107,44 @@ func (s Stash) prepare() {
 	if s.Dir != "" {
 		os.Mkdir(s.Dir, 0o700)
 	}
+}
+
+// GitExcludePath is where the sandbox finds the file of placeholders its
+// git is told to leave out (Config.GitExclude).
+const GitExcludePath = "/run/stockade/git-exclude"
+
+// GitExclude returns the lines of a gitignore file, relative to top (the
+// top of the work tree of the repository the workdir is in), that leave
+// out exactly the placeholders ps: without it git inside the sandbox lists
+// each as untracked, and an agent's "git add -A" commits an empty .env
+// and CLAUDE.md. Placeholders outside top, or in a .git directory, are
+// left out of it; "" when none is left.
+func GitExclude(top string, ps []Placeholder) string {
+	var b strings.Builder
+	for _, p := range ps {
+		rel, err := filepath.Rel(top, p.Path)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "../") || rel == ".." {
+			continue
+		}
+		if slices.Contains(strings.Split(rel, "/"), ".git") {
+			continue
+		}
+		b.WriteString("/")
+		for _, c := range rel {
+			if strings.ContainsRune(`\*?[!# `, c) {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(c)
+		}
+		if p.Dir {
+			b.WriteString("/")
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "# stockade: the placeholders of protected paths this sandbox holds.\n" + b.String()
 }
 
 // placeholderContent is what a placeholder at p holds.

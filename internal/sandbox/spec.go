@@ -51,10 +51,16 @@ type Config struct {
 	// GitConfig is the sanitized git configuration put at .gitconfig in
 	// the sandbox HOME (mount.Config); "": none.
 	GitConfig string
+	// GitExclude is the file of placeholders the sandbox's git leaves
+	// out (mount.Config); "": none.
+	GitExclude string
 	// Scan, when set, is the scan of the trees the plan is made from
 	// (mount.ScanTrees; with placeholders that are yet to be made already
 	// in it: Scan.Hold); else NewSpec scans.
 	Scan *mount.Scan
+	// Tun gives the view /dev/net/tun, for a container engine
+	// (mount.Config.Tun).
+	Tun bool
 }
 
 // SocketDir is a directory of sockets served from the host.
@@ -75,8 +81,9 @@ func (c Config) MountConfig() mount.Config {
 		Workdir: c.Workdir, Home: c.Home, HomeSource: c.HomeSource,
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
-		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group,
+		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group, Tun: c.Tun,
 		DenialsAt: c.DenialsAt, GitConfig: c.GitConfig,
+		GitExclude: c.GitExclude,
 	}
 }
 

@@ -19,6 +19,7 @@ func TestOneOwner(t *testing.T) {
 	facts := []string{
 		HTTPProxyAddr, SOCKS5Addr, DNSAddr, AuthAddr, DummyKey, SSHAgentDir, GitHubDir,
 		":3128", ":1080", ":2376", "nameserver " + Host,
+		PodHost, RegistryProxyAddr, ":3129",
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

@@ -65,3 +65,42 @@ func ProxyEnv() map[string]string {
 		"NO_PROXY": local, "no_proxy": local,
 	}
 }
+
+// PodHost is where the containers of a sandbox's engine (--containers)
+// reach stockade: an address the engine's launcher puts on the sandbox's lo,
+// outside 127.0.0.0/8. A container's slirp4netns opens its sockets in the
+// sandbox's network namespace and refuses the loopback range (it runs
+// without allow_host_loopback), so a container reaches PodHost and
+// nothing else of the sandbox: not the command's own proxies on Host, which
+// serve the agent's policy, while these serve the pods'. Link-local: it is
+// nowhere but on this link.
+const PodHost = "169.254.1.1"
+
+// The listeners of the pods' proxies, on PodHost; the supervisor serves
+// them with the pods' policy.
+const (
+	PodHTTPProxyAddr = PodHost + ":3128"
+	PodSOCKS5Addr    = PodHost + ":1080"
+	PodDNSAddr       = PodHost + ":53" // UDP and TCP
+)
+
+// RegistryProxyAddr is the HTTP proxy of the engine's own traffic, its
+// image pulls: it lets out only the registries --registry-allow names. It
+// is on Host, where no container's slirp4netns reaches.
+const RegistryProxyAddr = Host + ":3129"
+
+// PodProxyEnv returns the proxy variables every container of the engine
+// gets, in both spellings, as NAME=VALUE.
+func PodProxyEnv() []string {
+	const (
+		httpURL  = "http://" + PodHTTPProxyAddr
+		socksURL = "socks5h://" + PodSOCKS5Addr
+		local    = "localhost," + Host + ",::1"
+	)
+	return []string{
+		"HTTP_PROXY=" + httpURL, "HTTPS_PROXY=" + httpURL,
+		"http_proxy=" + httpURL, "https_proxy=" + httpURL,
+		"ALL_PROXY=" + socksURL, "all_proxy=" + socksURL,
+		"NO_PROXY=" + local, "no_proxy=" + local,
+	}
+}

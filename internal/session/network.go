@@ -35,6 +35,8 @@ type RuleEntry struct {
 type NetworkView struct {
 	Mode        string `json:"mode"`         // the network mode: "proxy"
 	AgentPolicy string `json:"agent_policy"` // "deny": what no rule allows is refused; "allow"
+	// PodPolicy is the containers' mode (Scope ScopePod).
+	PodPolicy string `json:"pod_policy,omitempty"`
 	// Implicit are the listeners inside the sandbox that the proxies
 	// serve, and the auth proxy's routes.
 	Implicit []ImplicitRoute `json:"implicit"`
@@ -46,9 +48,23 @@ type ImplicitRoute struct {
 	What string `json:"what"`
 }
 
-// networkView describes the session's network.
-func (s *supervisor) networkView() *NetworkView {
+// networkView describes the session's network, or its containers'.
+func (s *supervisor) networkView(scope string) *NetworkView {
 	p := s.cfg.Job.Policy
+	if scope == ScopePod {
+		v := &NetworkView{Mode: p.Network, AgentPolicy: p.AgentPolicy, Implicit: []ImplicitRoute{
+			{sandboxnet.PodDNSAddr, "the containers' DNS stub: answers the names their rules allow"},
+			{sandboxnet.PodHTTPProxyAddr, "the containers' HTTP proxy (their HTTP_PROXY, HTTPS_PROXY)"},
+			{sandboxnet.PodSOCKS5Addr, "the containers' SOCKS5 proxy (their ALL_PROXY)"},
+		}}
+		if s.podRules != nil {
+			v.PodPolicy = string(s.podRules.Snapshot().Mode())
+		}
+		for _, r := range s.cfg.Job.Registries {
+			v.Implicit = append(v.Implicit, ImplicitRoute{sandboxnet.RegistryProxyAddr, "the engine's pulls from " + r.String()})
+		}
+		return v
+	}
 	v := &NetworkView{Mode: p.Network, AgentPolicy: p.AgentPolicy, Implicit: []ImplicitRoute{
 		{sandboxnet.DNSAddr, "DNS stub: answers the names the rules allow, NXDOMAIN for the rest"},
 		{sandboxnet.HTTPProxyAddr, "HTTP proxy (HTTP_PROXY, HTTPS_PROXY): connections the rules allow"},
@@ -68,27 +84,40 @@ func (s *supervisor) network(req Request) ([]RuleEntry, error) {
 	if s.rules == nil {
 		return nil, fmt.Errorf("session %s has no network proxy (network mode %q)", s.cfg.ID, s.cfg.Job.Policy.Network)
 	}
+	rules := s.rules
+	switch req.Scope {
+	case ScopeAgent:
+	case ScopePod:
+		if rules = s.podRules; rules == nil {
+			return nil, fmt.Errorf("session %s has no container engine (start it with --containers)", s.cfg.ID)
+		}
+	default:
+		return nil, fmt.Errorf("unknown network scope %q (known: pod)", req.Scope)
+	}
 	if req.Action != NetList {
 		// The parser of --agent-allow: the same rules (and presets, @npm)
 		// refused with the same line, which names the rule and the fix.
-		rules, err := egress.ParseRules(req.Target)
+		parsed, err := egress.ParseRules(req.Target)
 		if err != nil {
 			return nil, err
 		}
 		var change func(egress.Rule) bool
 		switch req.Action {
 		case NetAllow:
-			change = s.rules.Allow
+			change = rules.Allow
 		case NetBlock:
-			change = s.rules.Block
+			change = rules.Block
 		case NetReset:
-			change = s.rules.Reset
+			change = rules.Reset
 		default:
 			return nil, fmt.Errorf("unknown network action %q (known: allow, block, reset, list)", req.Action)
 		}
 		preset, isPreset := egress.LookupPreset(req.Target)
-		for _, r := range rules {
+		for _, r := range parsed {
 			fields := map[string]any{"action": req.Action, "rule": r.String(), "changed": change(r)}
+			if req.Scope != ScopeAgent {
+				fields["scope"] = req.Scope
+			}
 			if isPreset {
 				fields["preset"] = egress.PresetPrefix + preset.Name
 			}
@@ -102,7 +131,7 @@ func (s *supervisor) network(req Request) ([]RuleEntry, error) {
 		}
 	}
 	var out []RuleEntry
-	for _, e := range s.rules.List() {
+	for _, e := range rules.List() {
 		entry := RuleEntry{List: string(e.List), Rule: e.Rule.String()}
 		if e.List == egress.ListAllow {
 			entry.LiftsFloor = e.Rule.LiftsFloor()

@@ -103,7 +103,7 @@ func TestNetworkView(t *testing.T) {
 	s := &supervisor{}
 	s.cfg.Job.Policy.Network, s.cfg.Job.Policy.AgentPolicy = "proxy", "deny"
 	s.cfg.Job.Auth = map[string]job.AuthRoute{"openai": {Upstream: "https://api.openai.com", Key: "sk-real-key"}}
-	v := s.networkView()
+	v := s.networkView(ScopeAgent)
 	if v.Mode != "proxy" || v.AgentPolicy != "deny" {
 		t.Errorf("mode %q, agent policy %q", v.Mode, v.AgentPolicy)
 	}

@@ -46,10 +46,18 @@ type Request struct {
 	Op   string `json:"op"`
 	Rows uint16 `json:"rows,omitempty"` // attach: the client's window
 	Cols uint16 `json:"cols,omitempty"`
-	// network: allow, block, reset (Target) or list.
+	// network: allow, block, reset (Target) or list, of the agent's
+	// rules, or of the containers' with Scope ScopePod.
 	Action string `json:"action,omitempty"`
 	Target string `json:"target,omitempty"`
+	Scope  string `json:"scope,omitempty"`
 }
+
+// Scopes of the network op: whose rules it changes.
+const (
+	ScopeAgent = ""    // the command's own traffic
+	ScopePod   = "pod" // the containers of its engine (--containers)
+)
 
 // Response is the supervisor's answer line.
 type Response struct {

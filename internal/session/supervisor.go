@@ -101,6 +101,7 @@ type supervisor struct {
 	auditOnce  sync.Once
 	proxy      *egress.Proxy
 	rules      *egress.Rules
+	podRules   *egress.Rules // with --containers: the containers' rules
 	auth       *authproxy.Proxy
 	auditEnd   string        // why the audit log ended, "" while it goes on
 	cg         *cgroup.Group // the session's limits; the output relay joins its cpu group (chargeRelay)
@@ -157,7 +158,7 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 		return sandbox.ExitSetup
 	}
 	defer svc.Close()
-	s.proxy, s.rules, s.auth = svc.Proxy, svc.Rules, svc.Auth
+	s.proxy, s.rules, s.auth, s.podRules = svc.Proxy, svc.Rules, svc.Auth, svc.PodRules
 
 	watchDone := make(chan struct{})
 	defer close(watchDone)
@@ -558,7 +559,7 @@ func (s *supervisor) serve(conn *net.UnixConn) {
 			writeJSONLine(conn, Response{V: Version, Error: err.Error()})
 			return
 		}
-		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess, Rules: rules, Network: s.networkView()})
+		writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess, Rules: rules, Network: s.networkView(req.Scope)})
 	case OpAttach:
 		if err := writeJSONLine(conn, Response{V: Version, OK: true, Session: &sess}); err != nil {
 			return

@@ -381,3 +381,66 @@ func TestFilterCap(t *testing.T) {
 		t.Errorf("after a close: %v\n%s", err, out)
 	}
 }
+
+// TestFilterPipelined writes requests back to back in one write, and then
+// one byte at a time: each is framed on its own, answered in order, and
+// the ones that would change the user's agent (remove, lock) between the
+// allowed ones never reach it.
+func TestFilterPipelined(t *testing.T) {
+	up := testenv.StartSSHAgent(t)
+	sock, _ := serveFilter(t, up.Sock)
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	msg := func(b ...byte) []byte { return append(frame(b), b...) }
+	if err := writeMessage(conn, []byte{msgRequestIdentities}); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := readMessage(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := parseIdentities(reply)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("identities %v, %v", ids, err)
+	}
+	remove := append([]byte{18}, appendString(nil, ids[0].blob)...)
+	lock := append([]byte{22}, appendString(nil, []byte("pass"))...)
+	// A sign request with every flag bit set: forwarded as the client
+	// sent it (the user's agent reads the flags it knows).
+	sign := append([]byte{msgSignRequest}, appendString(nil, ids[0].blob)...)
+	sign = binary.BigEndian.AppendUint32(appendString(sign, []byte("data")), 0xffffffff)
+	var batch []byte
+	for _, m := range [][]byte{msg(19), msg(11), append(frame(remove), remove...), append(frame(lock), lock...), msg(9), append(frame(sign), sign...), msg(11)} {
+		batch = append(batch, m...)
+	}
+	want := []byte{msgFailure, msgIdentitiesAnswer, msgFailure, msgFailure, msgFailure, 0, msgIdentitiesAnswer}
+	check := func(how string) {
+		t.Helper()
+		for i, w := range want {
+			reply, err := readMessage(conn)
+			if err != nil {
+				t.Fatalf("%s: answer %d: %v", how, i, err)
+			}
+			if w != 0 && reply[0] != w {
+				t.Errorf("%s: answer %d is type %d, want %d", how, i, reply[0], w)
+			}
+		}
+		if got, err := List(up.Sock); err != nil || len(got) != 1 || got[0] != up.Fingerprint {
+			t.Fatalf("%s: the user's agent now lists %v (%v): a request reached it", how, got, err)
+		}
+	}
+	if _, err := conn.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	check("in one write")
+	for _, b := range batch {
+		if _, err := conn.Write([]byte{b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("a byte at a time")
+}

@@ -141,3 +141,23 @@ func TestSSHAgentBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestSSHAgentSocketInsideRefused: with the user's agent's socket in a tree
+// the sandbox sees (here --ro of its directory), the sandbox could connect
+// to it past the filter: --ssh refuses to start, and says why.
+func TestSSHAgentSocketInsideRefused(t *testing.T) {
+	requireSandbox(t)
+	up := testenv.StartSSHAgent(t)
+	e := newEnv(t)
+	agentEnv := []string{"SSH_AUTH_SOCK=" + up.Sock}
+	// What the sandbox would do: use the user's socket itself.
+	r := e.run("", agentEnv, "run", "--ssh", "--ro", up.Dir, "--", "sh", "-c", "SSH_AUTH_SOCK="+up.Sock+" ssh-add -D")
+	if r.code == 0 || !strings.Contains(r.stderr, "--ssh: your agent's socket "+up.Sock+" is inside "+up.Dir) {
+		t.Errorf("run --ssh --ro %s: exit %d, want a refusal\n%s%s", up.Dir, r.code, r.stdout, r.stderr)
+	}
+	cmd := exec.Command("ssh-add", "-l")
+	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+up.Sock)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), up.Fingerprint) {
+		t.Errorf("the user's agent changed: %v\n%s", err, out)
+	}
+}

@@ -288,6 +288,7 @@ func (fx *fixture) expand(args []string) []string {
 		"{spare}", fx.spare, "{data}", fx.data, "{sandboxhome}", fx.sandboxHm,
 		"{hostpid}", strconv.Itoa(fx.host.pid), "{abstract}", fx.host.abstract,
 		"{hostport}", strconv.Itoa(fx.host.tcpPort), "{agentsock}", fx.host.agentSock,
+		"{agentdir}", filepath.Dir(fx.host.agentSock),
 		"{hostip}", fx.host.hostIP, "{uid}", strconv.Itoa(fx.ru.uid))
 	out := make([]string, len(args))
 	for i, a := range args {

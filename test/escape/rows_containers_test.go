@@ -53,6 +53,39 @@ var containerRows = []row{
 		`docker run --rm -v /run/docker.sock:/d.sock -v /run/podman:/p img sh -c 'test -S /d.sock || test -S /p/podman.sock && echo LEAKED || echo DENIED'`, "DENIED"),
 	ctrRow("containers_sandbox_host_socket",
 		`test -S /var/run/docker.sock || test -S /run/podman/podman.sock && echo LEAKED || echo DENIED`, "DENIED"),
+	// The tun device the engine's slirp4netns needs is in the command's
+	// view too: it makes no interface without CAP_NET_ADMIN over the
+	// sandbox's network namespace, which the command has not.
+	{name: "containers_tun_command", flags: []string{"--containers"}, args: probe("tun"), want: "DENIED EPERM"},
+	// The containers' network: slirp4netns, with its sockets in the
+	// sandbox's network namespace (only lo), so nothing but the pods'
+	// proxies on 169.254.1.1 (sandboxnet.PodHost), which serve the pods'
+	// policy (the agent's by default).
+	ctrRow("containers_pod_direct",
+		`docker run --rm img sh -c 'echo | nc -w 3 198.51.100.10 80 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
+	ctrRow("containers_pod_not_allowed",
+		`docker run --rm img sh -c 'wget -q -O /dev/null http://198.51.100.10/ 2>&1 | grep -q " 403 " && echo DENIED || echo LEAKED'`, "DENIED"),
+	// The floor holds for the pods as for the agent, even under
+	// --pod-policy allow: a private address, the metadata service.
+	podRow("containers_pod_private", []string{"--pod-policy", "allow"},
+		`docker run --rm img sh -c 'wget -q -O /dev/null http://10.0.0.5/ 2>&1 | grep -q " 403 " && echo DENIED || echo LEAKED'`, "DENIED"),
+	podRow("containers_pod_metadata", []string{"--pod-policy", "allow"},
+		`docker run --rm img sh -c 'wget -q -O /dev/null http://169.254.169.254/latest/meta-data/ 2>&1 | grep -q " 403 " && echo DENIED || echo LEAKED'`, "DENIED"),
+	// A name the policy does not allow gets no answer, and no query leaves.
+	ctrRow("containers_pod_dns",
+		`docker run --rm img sh -c 'nslookup example.com 2>&1 | grep -q "can.t find" && echo DENIED || echo LEAKED'`, "DENIED"),
+	// The agent's own proxies (on the sandbox's 127.0.0.1, its policy)
+	// and the registry proxy are out of a container's reach: slirp4netns
+	// runs without a way to the sandbox's loopback whatever the client
+	// asks (allow_host_loopback=true is overridden by the engine's
+	// slirp4netns wrapper), on the docker default network and on
+	// slirp4netns alike.
+	ctrRow("containers_pod_agent_proxy",
+		`podman --remote run --rm --network slirp4netns:allow_host_loopback=true img sh -c 'echo | nc -w 3 10.0.2.2 3128 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
+	ctrRow("containers_pod_agent_proxy_bridge",
+		`docker run --rm img sh -c 'echo | nc -w 3 10.0.2.2 3128 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
+	ctrRow("containers_pod_registry_proxy",
+		`docker run --rm img sh -c 'echo | nc -w 3 169.254.1.1 3129 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
 	// A container left running when the command exits, planting a name a
 	// placeholder holds (.envrc runs at the user's next cd with direnv)
 	// over and over: init cannot signal the engine's processes, so the
@@ -81,9 +114,14 @@ func plantAfterExit(r row) row {
 // ctrImage makes the image img from the host's static busybox, through the
 // engine, before a container row's script.
 const ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; ` +
-	`for c in sh echo cat test grep umount mount nc true tail touch; do ln -s busybox $d/bin/$c; done; ` +
+	`for c in sh echo cat test grep umount mount nc true tail touch wget nslookup; do ln -s busybox $d/bin/$c; done; ` +
 	`tar -C $d -cf $d.tar .; podman --remote import -q $d.tar img >/dev/null; set +e; `
 
 func ctrRow(name, script, want string) row {
-	return row{name: name, flags: []string{"--containers"}, args: sh(ctrImage + script), want: want, timeout: time.Minute}
+	return podRow(name, nil, script, want)
+}
+
+// podRow is a ctrRow with more flags.
+func podRow(name string, flags []string, script, want string) row {
+	return row{name: name, flags: append([]string{"--containers"}, flags...), args: sh(ctrImage + script), want: want, timeout: time.Minute}
 }

@@ -8,6 +8,11 @@ package escape
 var sshRows = []row{
 	// The host's agent socket stays out of the view, --ssh or not.
 	{name: "ssh_host_agent_socket", flags: []string{"--ssh"}, args: probe("connect-unix", "{agentsock}"), want: "DENIED ENOENT"},
+	// ... and when the user puts it in view (its directory bound, read-only
+	// or not: a connect needs no write), --ssh refuses to start: the
+	// filter would stand beside the user's agent, not in front of it.
+	{name: "ssh_host_agent_socket_in_view", flags: []string{"--ssh", "--ro", "{agentdir}"},
+		args: probe("connect-unix", "{agentsock}"), want: refused, refused: "which the sandbox sees"},
 	{name: "ssh_remove_all_identities", flags: []string{"--ssh"}, args: probe("agent-request", "0000000113"), want: "DENIED AGENT-FAILURE"},
 	{name: "ssh_remove_identity", flags: []string{"--ssh"}, args: probe("agent-request", "000000091200000004ffffffff"), want: "DENIED AGENT-FAILURE"},
 	{name: "ssh_add_identity", flags: []string{"--ssh"}, args: probe("agent-request", "0000000b1100000003616263000000"), want: "DENIED AGENT-FAILURE"},

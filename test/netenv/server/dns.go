@@ -25,9 +25,13 @@ var zone = map[string]netip.Addr{
 	"www.allowed.test": netip.MustParseAddr("198.51.100.10"),
 	"other.test":       netip.MustParseAddr("198.51.100.10"),
 	"echo.test":        netip.MustParseAddr("198.51.100.20"),
-	"private.test":     netip.MustParseAddr("10.0.0.5"),
-	"loopback.test":    netip.MustParseAddr("127.0.0.1"),
-	"metadata.test":    netip.MustParseAddr("169.254.169.254"),
+	// The image registry of the --containers tests (scripts/testnet.sh),
+	// under two names: one a test allows, one it does not.
+	"registry.test": netip.MustParseAddr("198.51.100.30"),
+	"mirror.test":   netip.MustParseAddr("198.51.100.30"),
+	"private.test":  netip.MustParseAddr("10.0.0.5"),
+	"loopback.test": netip.MustParseAddr("127.0.0.1"),
+	"metadata.test": netip.MustParseAddr("169.254.169.254"),
 }
 
 // queryLog appends query names to a file, one per line.
