@@ -128,9 +128,9 @@ type Listeners struct {
 // run runs j once in a sandbox that placer puts in its cgroup and serve
 // serves, whose denials file feed receives (Services.Run supplies them),
 // and returns the command's exit status. Whatever run returns, the
-// sandbox is gone and the placeholders with it. Each stage of h.Stages is called at most once, in order; one
-// that fails stops the run there, and what the earlier stages made is
-// undone before run returns.
+// sandbox is gone and the placeholders with it. Each stage of h.Stages is
+// called at most once, in order; one that fails stops the run there, and
+// what the earlier stages made is undone before run returns.
 func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), feed func(*os.File), eng *engine.Engine, serveEngine func(engine.Listeners)) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
