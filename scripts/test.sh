@@ -23,6 +23,8 @@ declare -A need=(
 	[gh]=gh # run --gh: the GitHub CLI through the auth proxy
 	# the image registry of the test network (scripts/testnet.sh)
 	[docker-registry]=docker-registry
+	# the one-node Slurm cluster of test/slurm (scripts/slurm.sh)
+	[sbatch]=slurm-wlm [munge]=munge
 )
 missing=()
 for cmd in "${!need[@]}"; do
@@ -116,6 +118,13 @@ if [ "$(id -u)" = 0 ]; then
 elif ! scripts/testnet.sh status >/dev/null 2>&1; then
 	echo "test.sh: the test network is down; the network tests will fail (as root: scripts/testnet.sh up)" >&2
 fi
+if [ "$(id -u)" = 0 ]; then
+	echo "== one-node Slurm cluster (partition debug)"
+	trap 'scripts/slurm.sh down >/dev/null 2>&1 || true; scripts/testnet.sh down >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
+	scripts/slurm.sh up >/dev/null
+elif ! scripts/slurm.sh status >/dev/null 2>&1; then
+	echo "test.sh: the Slurm test cluster is down; the Slurm tests will fail (as root: scripts/slurm.sh up)" >&2
+fi
 
 
 echo "== tests as $(id -un)"
@@ -127,6 +136,7 @@ go test -run XXX -fuzz FuzzParseFile -fuzztime 8s ./internal/policy/ >/dev/null
 go test -run XXX -fuzz FuzzParseRule -fuzztime 8s ./internal/egress/ >/dev/null
 go test -run XXX -fuzz FuzzSOCKS5Request -fuzztime 8s ./internal/egress/ >/dev/null
 go test -run XXX -fuzz FuzzVerify -fuzztime 8s ./internal/audit/ >/dev/null
+go test -run XXX -fuzz FuzzParse -fuzztime 8s ./internal/slurm/ >/dev/null
 
 if [ "$(id -u)" != 0 ]; then
 	echo "(not root: the pass as a second, unprivileged user is skipped)"

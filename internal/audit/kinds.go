@@ -20,6 +20,7 @@ const (
 	// registry proxy of the engine's pulls.
 	SourcePod      = "pod"
 	SourceRegistry = "registry"
+	SourceSlurm    = "slurm" // the Slurm chaperon (package slurm)
 )
 
 // Event names. The fields each one carries are listed in docs/audit.md; the
@@ -47,6 +48,11 @@ const (
 	EventLogEnd        = "log_end"        // reason: the log has ended (cap reached, disk full, a write failed)
 	EventDropped       = "dropped"        // count, reason: events not written after the end
 	EventGap           = "gap"            // bytes, reason: a cut-off line was removed; its event is lost
+	// The Slurm chaperon's; package slurm names them too.
+	EventSlurmSubmit  = "slurm_submit"  // command, job, script, sha256, args, dir, stored
+	EventSlurmRefused = "slurm_refused" // command, args, reason
+	EventSlurmCancel  = "slurm_cancel"  // command, jobs, args
+	EventSlurmControl = "slurm_control" // command, jobs, args: hold, release, requeue
 )
 
 // kind is what the package knows about one event name.
@@ -87,6 +93,10 @@ var kinds = map[string]kind{
 	EventSuppressed:    {security: true, message: suppressedMessage},
 	EventLogEnd:        {security: true, message: logEndMessage, final: true},
 	EventDropped:       {security: true, message: droppedMessage, final: true},
+	EventSlurmSubmit:   {security: true, message: slurmMessage("submitted")},
+	EventSlurmRefused:  {security: true, message: slurmMessage("REFUSED"), throttle: slurmRefusedSample},
+	EventSlurmCancel:   {security: true, message: slurmMessage("cancelled")},
+	EventSlurmControl:  {security: true, message: slurmMessage("control")},
 	EventGap:           {security: true, message: gapMessage, final: true},
 }
 

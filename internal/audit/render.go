@@ -231,3 +231,25 @@ func dnsDeniedMessage(f fields) string {
 	return "DNS query refused" + f.opt(": %s", "name") + f.opt(" (%s)", "qtype") + f.opt(": %s", "reason") +
 		details(f.opt("%s queries", "dropped"))
 }
+
+// slurmMessage renders the Slurm chaperon's events: what was asked (the
+// command line, each word quoted when it is not plain), the job, and why a
+// request was refused.
+func slurmMessage(what string) func(f fields) string {
+	return func(f fields) string {
+		line := []string{f.str("command")}
+		for _, a := range f.list("args") {
+			if a == "" || strings.ContainsFunc(a, func(r rune) bool { return !plainRune(r) }) {
+				a = strconv.Quote(a)
+			}
+			line = append(line, a)
+		}
+		jobs := strings.Join(f.list("jobs"), ",")
+		return what + f.opt(" job %s", "job") + details(jobs) + ": " + strings.Join(line, " ") + f.opt(": %s", "reason")
+	}
+}
+
+// plainRune is a rune a command-line word may hold unquoted.
+func plainRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,:/@%+", r)
+}

@@ -14,6 +14,7 @@ var allEvents = []string{
 	EventStart, EventStop, EventRestart, EventAttach, EventDetach, EventSignal, EventInitFailure,
 	EventWarning, EventTamper, EventNetworkDenied, EventNetworkRule, EventDNSDenied, EventConnection,
 	EventAuthRequest, EventAuthDenied, EventSSHSign, EventSSHDenied, EventFinding, EventSuppressed, EventLogEnd, EventDropped, EventGap,
+	EventSlurmSubmit, EventSlurmRefused, EventSlurmCancel, EventSlurmControl,
 }
 
 func TestKindsTable(t *testing.T) {

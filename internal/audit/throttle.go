@@ -103,6 +103,12 @@ func failedConnectionSample(f map[string]any) (string, bool) {
 	return hostPortSample(f)
 }
 
+// slurmRefusedSample: the sandboxed command may ask the Slurm chaperon for
+// refused things in a loop.
+func slurmRefusedSample(f map[string]any) (string, bool) {
+	return fmt.Sprintf("%v: %v", f["command"], f["reason"]), true
+}
+
 func authDeniedSample(f map[string]any) (string, bool) {
 	return fmt.Sprintf("%v %v %v", f["provider"], f["method"], f["path"]), true
 }

@@ -35,6 +35,7 @@ type runCmd struct {
 	policyFlags
 	sshFlags
 	ghFlags
+	slurmFlags
 	Detach   bool `short:"d" help:"Start a session in the background and print its ID."`
 	Tripwire bool `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
 	containerFlags
@@ -212,6 +213,9 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if err != nil {
 		return job.Job{}, r, "", err
 	}
+	if err := c.slurmFlags.check(r.Policy.Network); err != nil {
+		return job.Job{}, r, "", err
+	}
 	if err := checkLimits(r); err != nil {
 		return job.Job{}, r, "", err
 	}
@@ -309,6 +313,11 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	c.loosened = append(c.loosened, es.loosened...)
 	if c.prepare != nil {
 		if err := c.prepare(&j, r, sandboxHome); err != nil {
+			return job.Job{}, r, home, err
+		}
+	}
+	if c.Slurm {
+		if err := c.slurmJob(&j, r, sandboxHome); err != nil {
 			return job.Job{}, r, home, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
+	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/sshagent"
 )
 
@@ -62,6 +63,9 @@ type Services struct {
 	Pods     *egress.Proxy
 	PodRules *egress.Rules
 	Registry *egress.Proxy
+
+	// Slurm is the Slurm chaperon, nil without Job.Slurm.
+	Slurm *slurm.Chaperon
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
 	// denials are the run's denials (Job.Denials), written to the file of
@@ -152,6 +156,17 @@ func Compose(j Job, w Wiring) (*Services, error) {
 		}
 		s.socketDirs = append(s.socketDirs, sandbox.SocketDir{Source: dir, Target: sandboxnet.GitHubDir, Why: "--gh: the auth proxy's socket for gh"})
 	}
+	if j.Slurm != nil {
+		if j.Policy.Network != "proxy" {
+			return fail(fmt.Errorf("--slurm needs network mode proxy: the chaperon's listener is made beside the proxies"))
+		}
+		ch, err := slurm.New(*j.Slurm, event(audit.SourceSlurm))
+		if err != nil {
+			return fail(err)
+		}
+		ch.SetRules(s.Rules)
+		s.Slurm = ch
+	}
 	if j.Containers {
 		h, err := engine.Check()
 		if err != nil {
@@ -212,6 +227,13 @@ func (s *Services) Run(h Hooks) (int, error) {
 	var serve func(Listeners)
 	if s.Proxy != nil {
 		serve = ServeWith(s.Proxy, s.Auth)
+		if s.Slurm != nil {
+			proxies := serve
+			serve = func(ls Listeners) {
+				proxies(ls)
+				go s.Slurm.Serve(ls.Slurm)
+			}
+		}
 	}
 	// Each run gets an engine of its own, inside its sandbox (package
 	// engine); it joins at InitStarted's start (the id maps) and before
@@ -276,6 +298,9 @@ func (s *Services) CloseProxies() {
 	// No denial comes after the proxies.
 	if s.denials != nil {
 		s.denials.Close()
+	}
+	if s.Slurm != nil {
+		s.Slurm.Close()
 	}
 }
 

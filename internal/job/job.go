@@ -28,6 +28,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
+	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
 
@@ -70,6 +71,9 @@ type Job struct {
 	// package gitconfig), put read-only at .gitconfig in the sandbox
 	// HOME. "": none.
 	GitConfig string `json:"gitconfig,omitempty"`
+	// Slurm gives the sandbox the Slurm chaperon (package slurm), served
+	// by the supervisor on sandboxnet.SlurmAddr; nil: none.
+	Slurm *slurm.Config `json:"slurm,omitempty"`
 	// Pod is the egress policy of the engine's containers (PodRules).
 	Pod PodPolicy `json:"pod,omitempty"`
 	// Registries are the registries the engine may pull from
@@ -122,6 +126,7 @@ type Hooks struct {
 // Listeners are the sockets init made inside the sandbox (sandbox.Listeners).
 type Listeners struct {
 	HTTP, SOCKS5, DNSTCP, Auth net.Listener
+	Slurm                      net.Listener // nil without Job.Slurm
 	DNSUDP                     net.PacketConn
 }
 
@@ -313,7 +318,7 @@ func prepare(j Job, h Hooks) *prepared {
 		ID: j.ID, Workdir: p.Workdir, Home: j.Home, HomeSource: j.HomeSource,
 		RO: p.RO, RW: p.RW, Protect: p.Protect, Mask: p.Mask, Unmask: p.Unmask,
 		Argv: j.Argv, Env: j.Env, TTY: h.TTY, MaxProcs: j.MaxProcs,
-		Proxy: p.Network == "proxy", HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
+		Proxy: p.Network == "proxy", Slurm: j.Slurm != nil, HomeProtect: j.HomeProtect, Hold: policy.HeldMask,
 		NoHold: policy.NoPlaceholders(), TmpfsSize: policy.TmpfsBudget(p.Memory), Tun: j.Containers,
 		SocketDirs: j.socketDirs,
 		GitConfig:  j.GitConfig,
@@ -550,7 +555,7 @@ func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 		return nil, fmt.Errorf("serving the sandbox's listeners: %w", err)
 	}
 	var ls Listeners
-	for i, l := range sandbox.Listeners {
+	for i, l := range sandbox.Listeners[:len(files)] {
 		if l.Network == "udp" {
 			pc, err := net.FilePacketConn(files[i])
 			if err != nil {
@@ -574,6 +579,8 @@ func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 			ls.DNSTCP = ln
 		case "auth":
 			ls.Auth = ln
+		case "slurm":
+			ls.Slurm = ln
 		}
 	}
 	if fn != nil {

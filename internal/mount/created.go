@@ -27,7 +27,9 @@ func (sc Scan) Created(after Scan) []Found {
 	seen := map[string]bool{}
 	var out []Found
 	for _, f := range slices.Concat(after.Protect, after.Mask) {
-		if held[f.Path] || seen[f.Path] || inGit(f.Path, f.Root) {
+		// A socket the command left is not a name a host tool reads: no
+		// one listens on it once the sandbox is gone.
+		if held[f.Path] || seen[f.Path] || f.Socket || inGit(f.Path, f.Root) {
 			continue
 		}
 		// The same path holding another object is new too: another

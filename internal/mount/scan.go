@@ -141,6 +141,9 @@ type Found struct {
 	// Dev, Ino identify what the scan found (0 for a placeholder yet to be
 	// made): another object at the same path later is a new one.
 	Dev, Ino uint64
+	// Socket: a unix socket, masked because something on the host may
+	// listen on it (not because of a pattern).
+	Socket bool
 }
 
 // Scan is what the scanner found.
@@ -367,6 +370,11 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 		}
 	}
 	for _, e := range ents {
+		if e.Type()&fs.ModeType == fs.ModeSocket {
+			s.addSocket(t, filepath.Join(dir, e.Name()))
+		}
+	}
+	for _, e := range ents {
 		if e.Type()&fs.ModeType != fs.ModeDir || pruned[e.Name()] {
 			continue
 		}
@@ -375,6 +383,28 @@ func (s *scanner) walk(t hostTree, dir string, top bool, visit func(p *pattern, 
 			continue // masked: its content is hidden anyway
 		}
 		s.walk(t, sub, false, visit, nil)
+	}
+}
+
+// socketMask masks the unix sockets of the trees the sandbox sees.
+var socketMask = pattern{raw: "(a unix socket)", mask: true}
+
+// addSocket masks the unix socket q. Neither a read-only bind nor Landlock
+// (ABI 7) stops a connect(2) by path, and the sandbox runs as the user who
+// owns what listens there: a tmux server's socket in a project runs any
+// command on the host, an SSH agent's gives its keys away. Masked, the
+// path inside is an empty file, and a connect is refused. (--unmask
+// PATH gives one back; the sockets below node_modules and .git, which the
+// walk does not enter, and those made while the sandbox runs are not
+// masked: docs/threats.md.)
+func (s *scanner) addSocket(t hostTree, q string) {
+	fi, err := s.host.Lstat(q)
+	if err != nil || fi.Mode().Type() != fs.ModeSocket {
+		return
+	}
+	s.add(&socketMask, t, q, fi, false, "a unix socket of the host: the command could talk to what listens on it")
+	if n := len(s.out.Mask); n > 0 && s.out.Mask[n-1].Path == q {
+		s.out.Mask[n-1].Socket = true
 	}
 }
 

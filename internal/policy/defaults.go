@@ -7,6 +7,10 @@ package policy
 // tighten its settings but never loosen them (see Resolve).
 const AdminPath = "/etc/stockade/config.json"
 
+// SlurmKey is the admin file's key for the Slurm chaperon's allowlist
+// (package slurm reads it); no other layer may set it.
+const SlurmKey = "slurm"
+
 // ProjectFile is the name of the project's config file inside the workdir.
 const ProjectFile = ".stockade.json"
 

@@ -63,6 +63,12 @@ func parseFile(data []byte, path string, kind Kind) (Layer, error) {
 		switch {
 		case seen[key]:
 			return Layer{}, fmt.Errorf("%s: key %q appears twice; keep one", path, key)
+		case key == SlurmKey && kind != KindAdmin:
+			return Layer{}, fmt.Errorf("%s: key %q may be set only in %s, by the administrator: a user's or a project's file cannot widen the Slurm allowlist; remove it", path, key, AdminPath)
+		case key == SlurmKey:
+			// The Slurm chaperon reads its allowlist itself (slurm.LoadAdmin).
+			seen[key] = true
+			continue
 		case !slices.Contains(fileKeys, key):
 			return Layer{}, unknownKey(path, key)
 		case key == "workdir" && kind == KindProject:

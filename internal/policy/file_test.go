@@ -98,6 +98,10 @@ func TestLoadFileErrors(t *testing.T) {
 		{"duplicate key", KindUser, `{"pids": 1, "pids": 2}`, []string{`key "pids" appears twice`}},
 		{"workdir in project", KindProject, `{"workdir": "/x"}`,
 			[]string{`key "workdir" is not allowed in a project file`, "--workdir"}},
+		{"slurm in a user file", KindUser, `{"slurm": {"allow_flags": ["uid"]}}`,
+			[]string{`key "slurm" may be set only in /etc/stockade/config.json`, "cannot widen the Slurm allowlist"}},
+		{"slurm in a project file", KindProject, `{"slurm": {}}`,
+			[]string{`key "slurm" may be set only in /etc/stockade/config.json`}},
 		{"bad json", KindUser, "{\n  \"pids\": 1,\n}", []string{":3:1: invalid JSON", "fix the syntax"}},
 		{"bad value", KindUser, "{\n  \"pids\":\n    tru }", []string{":3:8: invalid JSON: invalid character ' ' in literal true"}},
 		{"truncated", KindUser, `{"pids": 1`, []string{":1:10: invalid JSON: unexpected end of JSON input"}},
@@ -153,5 +157,16 @@ func TestLoadFileErrors(t *testing.T) {
 				t.Errorf("error %q shows an env value", msg)
 			}
 		})
+	}
+}
+
+// TestSlurmKeyAdmin: the admin file may hold the Slurm chaperon's
+// allowlist, which package slurm reads; the policy ignores it.
+func TestSlurmKeyAdmin(t *testing.T) {
+	if _, err := parseFile([]byte(`{"slurm": {"allow_flags": ["account"]}, "pids": 10}`), "/etc/stockade/config.json", KindAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseFile([]byte(`{"slurm": {}, "slurm": {}}`), "/etc/stockade/config.json", KindAdmin); err == nil {
+		t.Error("a second slurm key was accepted")
 	}
 }

@@ -322,7 +322,7 @@ func (p *program) listen() {
 		*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*i])) = int32(fd)
 	}
 	if e := p.send(m); e != 0 {
-		p.fail(stepNetwork, len(p.listeners), e, ExitSetup)
+		p.fail(stepNetwork, idxSendListeners, e, ExitSetup)
 	}
 	for i := range p.listeners {
 		sys(unix.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*i]))), 0, 0, 0, 0, 0)

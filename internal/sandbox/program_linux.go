@@ -268,8 +268,8 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 	copy(p.ifreq[:], "lo")
 
 	if spec.Listen {
-		p.listeners = takeSlice[listener](a, len(Listeners))
-		for i, l := range Listeners {
+		p.listeners = takeSlice[listener](a, listenerCount(spec))
+		for i, l := range Listeners[:listenerCount(spec)] {
 			ap, err := netip.ParseAddrPort(l.Addr)
 			if err != nil || !ap.Addr().Is4() {
 				a.free()
@@ -628,7 +628,7 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 			e.Msg = fmt.Sprintf("creating the %s listener on %s/%s: %v", l.Name, l.Addr, l.Network, errno)
 		case idx == idxLoopback:
 			e.Msg = "bringing lo up: " + sysErr("ioctl")
-		default:
+		default: // idxSendListeners
 			e.Msg = "sending the listeners: " + sysErr("sendmsg")
 		}
 	case stepMount:
@@ -694,8 +694,13 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 // forwarded are the signals init passes on to the command.
 var forwarded = []syscall.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH}
 
-// idxLoopback marks a network report about lo itself.
-const idxLoopback = 0xfffe
+// idxLoopback marks a network report about lo itself; idxSendListeners
+// one about sending the listeners (not an index of Listeners: how many
+// there are depends on the spec).
+const (
+	idxLoopback      = 0xfffe
+	idxSendListeners = 0xfffd
+)
 
 // execError explains why the command did not start: not found at any
 // candidate (127), or found and refused (126).

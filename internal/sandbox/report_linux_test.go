@@ -54,6 +54,7 @@ func TestDecode(t *testing.T) {
 		{"feed", report(stepMount, len(steps), unix.EPIPE, ExitSetup), "mount", ExitSetup, "EPIPE", "/run/stockade/denials", "sending the descriptor of /run/stockade/denials"},
 		{"listener", report(stepNetwork, 1, unix.EADDRINUSE, ExitSetup), "network", ExitSetup, "EADDRINUSE", "", Listeners[1].Addr},
 		{"loopback", report(stepNetwork, idxLoopback, unix.EPERM, ExitSetup), "network", ExitSetup, "EPERM", "", "bringing lo up"},
+		{"send listeners", report(stepNetwork, idxSendListeners, unix.EPIPE, ExitSetup), "network", ExitSetup, "EPIPE", "", "sending the listeners"},
 		{"terminal", report(stepTerminal, 2, unix.EIO, ExitSetup), "terminal", ExitSetup, "EIO", "", "TIOCGPTPEER"},
 		{"not found", report(stepExec, 1, unix.ENOENT, ExitNotFound), "exec", ExitNotFound, "ENOENT", "claude", "not found in the sandbox's PATH (/usr/bin:/bin)"},
 		{"not executable", report(stepExec, 0, unix.EACCES, ExitNotExec), "exec", ExitNotExec, "EACCES", "/usr/bin/claude", "executing /usr/bin/claude"},

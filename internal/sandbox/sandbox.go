@@ -70,6 +70,8 @@ type Spec struct {
 	Exec     ExecSpec   `json:"exec"`
 	// Listen asks init for the proxy listeners (see Listeners).
 	Listen bool `json:"listen,omitempty"`
+	// Slurm adds the Slurm chaperon's listener to them (package slurm).
+	Slurm bool `json:"slurm,omitempty"`
 	// Engine says the sandbox holds a container engine (package engine).
 	// Init then waits, unmapped and still dumpable, for Options.MapIDs to
 	// write its id maps instead of mapping only the user's own ids itself
@@ -91,6 +93,20 @@ var Listeners = []struct {
 	{"dns", "tcp", sandboxnet.DNSAddr},
 	{"dns", "udp", sandboxnet.DNSAddr},
 	{"auth", "tcp", sandboxnet.AuthAddr},
+	// Last, so that a sandbox without it takes the others by index.
+	{"slurm", "tcp", sandboxnet.SlurmAddr},
+}
+
+// listenerCount is how many of the Listeners init makes for spec: the
+// Slurm chaperon's only when the spec asks for it.
+func listenerCount(spec Spec) int {
+	switch {
+	case !spec.Listen:
+		return 0
+	case spec.Slurm:
+		return len(Listeners)
+	}
+	return len(Listeners) - 1
 }
 
 // ExecSpec is what init needs to confine itself and start the command.

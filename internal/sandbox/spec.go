@@ -27,6 +27,8 @@ type Config struct {
 	// Proxy gives the sandbox the proxy listeners and points its DNS at
 	// the stub on 127.0.0.1 (network mode "proxy").
 	Proxy bool
+	// Slurm adds the Slurm chaperon's listener (with Proxy).
+	Slurm bool
 	// HomeProtect are files under the sandbox HOME kept read-only inside.
 	HomeProtect []string
 	// TmpfsSize bounds the writable tmpfs mounts together (mount.Config).
@@ -120,6 +122,7 @@ func NewSpec(c Config, host mount.Host) (Spec, error) {
 	tiers.WriteExec = append(tiers.WriteExec, c.RW...)
 	return Spec{
 		Listen:   c.Proxy,
+		Slurm:    c.Proxy && c.Slurm,
 		ID:       c.ID,
 		Hostname: "stockade-" + c.ID,
 		Plan:     plan,

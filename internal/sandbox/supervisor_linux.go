@@ -185,7 +185,7 @@ func (s *Sandbox) setup(pid int) error {
 		}
 	}
 	if s.spec.Listen {
-		files, err := s.receive(msgListeners, len(Listeners))
+		files, err := s.receive(msgListeners, listenerCount(s.spec))
 		if err != nil {
 			return err
 		}

@@ -79,6 +79,20 @@ func (h *Home) Close() error { return h.root.Close() }
 // Every directory on the way is made a real one (see dir). A directory at
 // rel itself is an error that names the fix: it may hold the user's work.
 func (h *Home) WriteGuide(rel, text string) error {
+	return h.replace(rel, text, 0o600, "the agent's guide")
+}
+
+// WriteShim writes an executable script at rel the way WriteGuide writes
+// the guide: a Slurm shim of a sandbox started with --slurm (package
+// slurm). What the sandbox makes of it is its own business: a shim holds
+// no secret and the chaperon checks every request.
+func (h *Home) WriteShim(rel, text string) error {
+	return h.replace(rel, text, 0o700, "a Slurm shim")
+}
+
+// replace writes text at rel as a new file with mode, for WriteGuide and
+// WriteShim; what names the file in messages.
+func (h *Home) replace(rel, text string, mode uint32, what string) error {
 	if err := h.dir(path.Dir(rel)); err != nil {
 		return err
 	}
@@ -86,18 +100,18 @@ func (h *Home) WriteGuide(rel, text string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return h.fail("writing the agent's guide", err)
+		return h.fail("writing "+what, err)
 	case isDir(st):
-		return fmt.Errorf("writing the agent's guide: %s is a directory, where stockade writes the guide; remove it (rm -r %s) and start again",
-			h.root.Join(rel), h.root.Join(rel))
+		return fmt.Errorf("writing %s: %s is a directory, where stockade writes it; remove it (rm -r %s) and start again",
+			what, h.root.Join(rel), h.root.Join(rel))
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		h.replaced(rel, st, "the agent's guide")
+		h.replaced(rel, st, what)
 	case st.Nlink > 1:
-		h.warn(fmt.Sprintf("sandbox HOME: %s had %d names (a hard link); stockade wrote the guide as a new file, and the other names keep what they held",
-			h.root.Join(rel), st.Nlink))
+		h.warn(fmt.Sprintf("sandbox HOME: %s had %d names (a hard link); stockade wrote %s as a new file, and the other names keep what they held",
+			h.root.Join(rel), st.Nlink, what))
 	}
-	if err := h.root.WriteFile(rel, []byte(text), 0o600); err != nil {
-		return h.fail("writing the agent's guide", err)
+	if err := h.root.WriteFile(rel, []byte(text), mode); err != nil {
+		return h.fail("writing "+what, err)
 	}
 	return nil
 }

@@ -25,3 +25,6 @@ func (*Home) WriteGuide(string, string) error { return ErrNotSupported }
 
 // Seed returns ErrNotSupported.
 func (*Home) Seed(map[string]string) error { return ErrNotSupported }
+
+// WriteShim returns ErrNotSupported.
+func (*Home) WriteShim(string, string) error { return ErrNotSupported }

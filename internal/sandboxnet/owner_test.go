@@ -17,7 +17,7 @@ import (
 // the contract.
 func TestOneOwner(t *testing.T) {
 	facts := []string{
-		HTTPProxyAddr, SOCKS5Addr, DNSAddr, AuthAddr, DummyKey, SSHAgentDir, GitHubDir,
+		HTTPProxyAddr, SOCKS5Addr, DNSAddr, AuthAddr, SlurmAddr, DummyKey, SSHAgentDir, GitHubDir,
 		":3128", ":1080", ":2376", "nameserver " + Host,
 		PodHost, RegistryProxyAddr, ":3129",
 	}

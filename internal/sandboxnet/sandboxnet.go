@@ -24,6 +24,9 @@ const (
 	// names Host as its nameserver.
 	DNSAddr  = Host + ":53"
 	AuthAddr = Host + ":2376" // the auth proxy
+	// SlurmAddr is the Slurm chaperon (package slurm), there only in a
+	// sandbox started with --slurm.
+	SlurmAddr = Host + ":6820"
 )
 
 // SSHAgentDir is where the sandbox sees, read-only, the directory of the

@@ -1,6 +1,11 @@
 package escape
 
-import "errors"
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+)
 
 // netRows: the network namespace holds only lo (docs/architecture.md, "Network path"),
 // so any address outside fails at once with ENETUNREACH; the host's loopback, abstract
@@ -25,6 +30,14 @@ var netRows = []row{
 	{name: "connect_host_abstract_socket", args: probe("connect-abstract", "{abstract}"), want: "DENIED ECONNREFUSED"},
 	// The SSH agent's socket lives in the host's /tmp, not the sandbox's.
 	{name: "connect_ssh_agent", args: probe("connect-unix", "{agentsock}"), want: "DENIED ENOENT"},
+	// A host server's unix socket inside a tree the sandbox sees: a
+	// read-only bind and Landlock (ABI 7) leave connect(2) alone, and the
+	// sandbox runs as the socket's owner. A tmux server's socket there
+	// runs any command on the host. Masked at start: an empty file.
+	{name: "connect_host_socket_in_workdir", setup: func(fx *fixture) error { return listenUnix(filepath.Join(fx.work, "tmp", "dev.sock")) },
+		args: probe("connect-unix", "{work}/tmp/dev.sock"), want: "DENIED EACCES"},
+	{name: "connect_host_socket_in_ro_tree", setup: func(fx *fixture) error { return listenUnix(filepath.Join(fx.other, "run", "tmux.sock")) },
+		flags: []string{"--ro", "{other}"}, args: probe("connect-unix", "{other}/run/tmux.sock"), want: "DENIED EACCES"},
 	{name: "af_packet", args: probe("socket", "AF_PACKET", "SOCK_RAW", "ETH_P_ALL"), want: "DENIED EPERM"},
 	{name: "af_packet_high_bits", args: probe("socket-hibits", "AF_PACKET", "SOCK_RAW", "ETH_P_ALL"), want: "DENIED EPERM"},
 	{name: "af_inet_sock_packet", args: probe("socket", "AF_INET", "SOCK_PACKET", "ETH_P_ALL"), want: "DENIED EPERM"},
@@ -46,5 +59,28 @@ func needHostIP(fx *fixture) error {
 	if fx.host.hostIP == "" {
 		return errors.New("the host has no non-loopback IPv4 address to aim at")
 	}
+	return nil
+}
+
+// listenUnix serves a line on a unix socket at path, from the host side of
+// the test, for as long as the test process lives.
+func listenUnix(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("host\n"))
+			c.Close()
+		}
+	}()
 	return nil
 }

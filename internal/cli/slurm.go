@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/sandboxhome"
+	"github.com/stockade-dev/stockade/internal/slurm"
+)
+
+// slurmFlags give a sandbox the Slurm chaperon (package slurm).
+type slurmFlags struct {
+	Slurm      bool   `help:"Give the sandbox Slurm: sbatch, srun, squeue, sacct, scancel, scontrol, sinfo are answered by a chaperon outside it, which checks every submission against an allowlist and runs every job under 'stockade run' with this policy on the compute node."`
+	SlurmScope string `name:"slurm-scope" help:"Whose jobs squeue, sacct, scontrol and scancel reach, among those submitted through stockade: this session's (default), this project's or this user's." placeholder:"session|project|user"`
+}
+
+// maxShebang is the most of a #! line Linux reads (BINPRM_BUF_SIZE).
+const maxShebang = 256
+
+// shimDir is where a --slurm sandbox finds its Slurm commands, in its
+// HOME, first on its PATH.
+const shimDir = ".local/share/stockade/slurm/bin"
+
+// check checks the Slurm flags, with the policy's network mode, before
+// anything is set up.
+func (f slurmFlags) check(network string) error {
+	switch {
+	case f.Slurm && network != "proxy":
+		return usageError{errors.New("--slurm needs --network proxy: the chaperon's socket is handed in beside the proxies")}
+	case f.SlurmScope != "" && !slices.Contains(slurm.Scopes, f.SlurmScope):
+		return usageError{fmt.Errorf("--slurm-scope %q: write session, project or user", f.SlurmScope)}
+	case f.SlurmScope != "" && !f.Slurm:
+		return usageError{errors.New("--slurm-scope needs --slurm")}
+	}
+	return nil
+}
+
+// slurmJob adds the chaperon to j: its configuration, the shims on the
+// sandbox's PATH, and the stockade binary they run, read-only.
+func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
+	scope := c.SlurmScope
+	if scope == "" {
+		scope = slurm.ScopeSession
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the stockade binary for the Slurm jobs: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return fmt.Errorf("finding the stockade binary for the Slurm jobs: %w", err)
+	}
+	shebang := "#!" + exe + " " + slurm.Entry + "\n"
+	switch {
+	case strings.ContainsAny(exe, " \t\n"):
+		return fmt.Errorf("the stockade binary %s has white space in its path, which a script's #! line cannot hold; install it elsewhere for --slurm", exe)
+	case len(shebang) > maxShebang:
+		return fmt.Errorf("the stockade binary's path %s is too long for a script's #! line (%d bytes, the kernel reads %d); install it at a shorter path for --slurm", exe, len(shebang), maxShebang)
+	}
+	admin, err := slurm.LoadAdmin(policy.AdminPath)
+	if err != nil {
+		return err
+	}
+	j.Slurm = &slurm.Config{
+		Session: j.ID, Workdir: j.Policy.Workdir, Scope: scope, Stockade: exe,
+		RunArgs: runArgs(j.Policy, r), Network: slurm.NetworkArgs(egress.NewRules(egress.Mode(j.Policy.AgentPolicy), j.Policy.AgentAllow, j.Policy.AgentBlock).Snapshot()),
+		State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
+		Env:   slurmEnv(os.Environ()), Admin: admin,
+	}
+	for _, name := range slurm.Commands {
+		rel := shimDir + "/" + name
+		if err := h.WriteShim(rel, shebang); err != nil {
+			return err
+		}
+		j.HomeProtect = append(j.HomeProtect, rel)
+	}
+	if !slices.Contains(j.Policy.RO, exe) {
+		j.Policy.RO = append(j.Policy.RO, exe)
+	}
+	j.Env = setEnv(j.Env, "PATH", filepath.Join(j.Home, shimDir)+":"+getEnv(j.Env, "PATH"))
+	return nil
+}
+
+// runArgs are the flags of `stockade run` that give a job the policy p.
+// A limit goes on only when a flag or a variable set it: the job's run
+// reads the same config files, and a flag makes a limit one set on
+// purpose, which refuses to start where it cannot be enforced.
+func runArgs(p policy.Policy, r policy.Resolved) []string {
+	onPurpose := func(key string) bool {
+		src := r.Sources[key]
+		return strings.HasPrefix(src, "flag ") || strings.HasPrefix(src, "env ")
+	}
+	a := []string{"--workdir", p.Workdir}
+	add := func(flag string, vals []string) {
+		for _, v := range vals {
+			a = append(a, flag, v)
+		}
+	}
+	add("--ro", p.RO)
+	add("--rw", p.RW)
+	add("--protect", p.Protect)
+	add("--mask", p.Mask)
+	add("--unmask", p.Unmask)
+	add("--env", p.Env)
+	a = append(a, "--network", p.Network) // the rules: slurm.NetworkArgs
+	if p.Memory > 0 && onPurpose("memory") {
+		a = append(a, "--memory", strconv.FormatInt(p.Memory/1024, 10)+"k")
+	}
+	if p.CPUs > 0 && onPurpose("cpus") {
+		a = append(a, "--cpus", strconv.FormatFloat(p.CPUs, 'g', -1, 64))
+	}
+	if p.Pids > 0 && onPurpose("pids") {
+		a = append(a, "--pids", strconv.FormatInt(p.Pids, 10))
+	}
+	if p.Resolver != "" {
+		a = append(a, "--resolver", p.Resolver)
+	}
+	if p.AllowHooks {
+		a = append(a, "--allow-hooks")
+	}
+	if p.SharedHome {
+		a = append(a, "--shared-home")
+	}
+	return a
+}
+
+// slurmEnv is the environment of the real Slurm commands: what they and
+// the job's stockade need to find the cluster and the user's state, and
+// nothing else of the user's (no keys).
+func slurmEnv(environ []string) []string {
+	keep := []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "SLURM_CONF",
+		"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(keep, k) || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

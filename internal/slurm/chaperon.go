@@ -1,0 +1,313 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stockade-dev/stockade/internal/accept"
+	"github.com/stockade-dev/stockade/internal/audit"
+	"github.com/stockade-dev/stockade/internal/egress"
+)
+
+// Audit events of the chaperon (source audit.SourceSlurm).
+const (
+	EventSubmit  = audit.EventSlurmSubmit
+	EventRefused = audit.EventSlurmRefused
+	EventCancel  = audit.EventSlurmCancel
+	EventControl = audit.EventSlurmControl
+)
+
+// readTimeout bounds how long a connection may take to send its request;
+// maxConns bounds the connections served at once (each holds up to
+// MaxRequest while it is read, and an srun holds one until its job ends).
+// A connection past it gets an error reply.
+const (
+	readTimeout = 30 * time.Second
+	maxConns    = 64
+)
+
+// Chaperon answers the Slurm shims of one sandbox.
+type Chaperon struct {
+	cfg    Config
+	event  func(event string, fields map[string]any)
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	seq    atomic.Int64
+	mu     sync.Mutex
+	lns    []net.Listener
+	conns  map[net.Conn]bool // open connections, closed by Close
+	rules  *egress.Rules     // the session's egress rules (SetRules)
+	cap    *accept.Cap
+	// compLoc is the cluster's JobCompLoc, read once (sacct.go).
+	compOnce sync.Once
+	compLoc  string
+}
+
+// New makes the chaperon of a session; event hears its audit events.
+func New(cfg Config, event func(string, map[string]any)) (*Chaperon, error) {
+	if event == nil {
+		event = func(string, map[string]any) {}
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.State, "jobs"), 0o700); err != nil {
+		return nil, fmt.Errorf("making the Slurm chaperon's directory: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Chaperon{cfg: cfg, event: event, ctx: ctx, cancel: cancel, cap: accept.NewCap(maxConns, nil)}, nil
+}
+
+// Serve answers connections on ln until Close. Its accept loop outlives
+// a temporary error (package accept), and at most maxConns connections
+// are served at once, over every listener.
+func (c *Chaperon) Serve(ln net.Listener) {
+	ln = c.cap.Listen(ln, func(conn net.Conn) {
+		writeFrame(conn, Reply{Code: 1, Stderr: fmt.Appendf(nil, "slurm: error: stockade's Slurm chaperon is serving %d requests already; wait for one to end\n", maxConns)})
+	})
+	c.mu.Lock()
+	if c.ctx.Err() != nil { // closed already
+		c.mu.Unlock()
+		ln.Close()
+		return
+	}
+	c.lns = append(c.lns, ln)
+	c.mu.Unlock()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		if c.ctx.Err() != nil {
+			c.mu.Unlock()
+			conn.Close()
+			return
+		}
+		if c.conns == nil {
+			c.conns = map[net.Conn]bool{}
+		}
+		c.conns[conn] = true
+		c.wg.Add(1)
+		c.mu.Unlock()
+		go func() {
+			defer c.wg.Done()
+			defer func() {
+				c.mu.Lock()
+				delete(c.conns, conn)
+				c.mu.Unlock()
+				conn.Close()
+			}()
+			c.serveConn(conn)
+		}()
+	}
+}
+
+// Close stops serving, kills the real commands still running (srun,
+// sbatch --wait) and waits for the connections to end. Jobs already in
+// the queue stay there: each runs under stockade run.
+func (c *Chaperon) Close() {
+	c.mu.Lock()
+	c.cancel()
+	for _, ln := range c.lns {
+		ln.Close()
+	}
+	for conn := range c.conns {
+		conn.Close()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+}
+
+func (c *Chaperon) serveConn(conn net.Conn) {
+	conn.SetReadDeadline(time.Now().Add(readTimeout))
+	var req Request
+	if err := readFrame(conn, &req, MaxRequest); err != nil {
+		writeFrame(conn, Reply{Code: 1, Stderr: []byte("stockade: the Slurm chaperon could not read the request: " + err.Error() + "\n")})
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	var rep Reply
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				rep = Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: stockade's Slurm chaperon failed on this request: %v\n", req.Command, r)}
+			}
+		}()
+		rep = c.Answer(req)
+	}()
+	writeFrame(conn, rep)
+}
+
+// refusal is a request the chaperon will not pass on.
+type refusal struct{ reason string }
+
+func (r refusal) Error() string { return r.reason }
+
+func refuse(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
+
+// Answer answers one request.
+func (c *Chaperon) Answer(req Request) Reply {
+	rep, err := c.answer(req)
+	var r refusal
+	if errors.As(err, &r) {
+		c.event(EventRefused, map[string]any{"command": req.Command, "args": req.Args, "reason": r.reason})
+		return Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: refused by stockade: %s\n", safeName(req.Command), r.reason)}
+	}
+	if err != nil {
+		return Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: %v\n", safeName(req.Command), err)}
+	}
+	return rep
+}
+
+// safeName is the command's name for a message: one of Commands, or a
+// placeholder (the name came from the sandbox).
+func safeName(name string) string {
+	for _, c := range Commands {
+		if c == name {
+			return c
+		}
+	}
+	return "slurm"
+}
+
+func (c *Chaperon) answer(req Request) (Reply, error) {
+	for _, a := range append([]string{req.Cwd}, req.Args...) {
+		if strings.ContainsRune(a, 0) {
+			return Reply{}, refuse("an argument holds a NUL byte, which no command line can carry")
+		}
+	}
+	switch req.Command {
+	case "sbatch":
+		return c.sbatch(req)
+	case "srun":
+		return c.srun(req)
+	case "salloc":
+		return Reply{}, refuse("salloc opens an allocation outside the sandbox; submit a script with sbatch, or run a command with srun")
+	case "squeue":
+		return c.squeue(req)
+	case "sacct":
+		return c.sacct(req)
+	case "scancel":
+		return c.scancel(req)
+	case "scontrol":
+		return c.scontrol(req)
+	case "sinfo":
+		return c.sinfo(req)
+	case "sacctmgr":
+		return c.sacctmgr(req)
+	}
+	return Reply{}, refuse("%q is not a Slurm command stockade answers (%s)", req.Command, strings.Join(Commands, ", "))
+}
+
+// queryTimeout bounds a real command that should answer at once: a
+// query, a control, a submission that does not wait. A hung one (an
+// option that repeats, a controller that does not answer) costs the
+// session a connection for that long, not for good.
+const queryTimeout = 2 * time.Minute
+
+// real runs the real Slurm command with the chaperon's environment, in
+// the chaperon's directory, for at most queryTimeout, and returns what
+// it printed and its status.
+func (c *Chaperon) real(name string, args ...string) Reply {
+	ctx, cancel := context.WithTimeout(c.ctx, queryTimeout)
+	defer cancel()
+	return c.runReal(ctx, nil, name, args...)
+}
+
+// realWait is real without the time limit: srun and sbatch --wait last
+// as long as their job, or until the session ends.
+func (c *Chaperon) realWait(name string, args ...string) Reply {
+	return c.runReal(c.ctx, nil, name, args...)
+}
+
+// runReal runs a real command; firstLine, when set, hears the first line
+// of its output as soon as it is written (sbatch --parsable --wait prints
+// the job's id, then waits for the job).
+func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), name string, args ...string) Reply {
+	bin := c.lookPath(name)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = c.cfg.Env
+	cmd.Dir = c.cfg.State
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = limited(&out), limited(&errb)
+	if firstLine != nil {
+		cmd.Stdout = &lineWatcher{w: cmd.Stdout, fn: firstLine}
+	}
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if code < 0 {
+			code = 1
+		}
+	case err != nil:
+		return Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: running the real %s: %v\n", name, name, err)}
+	}
+	return Reply{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: code}
+}
+
+// lookPath finds a Slurm command on the PATH of the chaperon's environment.
+func (c *Chaperon) lookPath(name string) string {
+	path := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range c.cfg.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && filepath.IsAbs(p) {
+			return p
+		}
+	}
+	return name
+}
+
+// lineWatcher passes writes on and calls fn once with the first line.
+type lineWatcher struct {
+	w    io.Writer
+	line []byte
+	fn   func(string)
+}
+
+func (l *lineWatcher) Write(p []byte) (int, error) {
+	if l.fn != nil {
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			l.line = append(l.line, p[:i]...)
+			l.fn(string(l.line))
+			l.fn, l.line = nil, nil
+		} else if len(l.line) < 4096 {
+			l.line = append(l.line, p...)
+		}
+	}
+	return l.w.Write(p)
+}
+
+// limitedWriter keeps at most half a frame of a command's output.
+type limitedWriter struct{ b *bytes.Buffer }
+
+func limited(b *bytes.Buffer) limitedWriter { return limitedWriter{b} }
+
+func (w limitedWriter) Write(p []byte) (int, error) {
+	if room := MaxFrame/4 - w.b.Len(); room > 0 {
+		w.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// within reports whether p is dir or below it; both clean and absolute.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

@@ -1,0 +1,380 @@
+package slurm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// JobEntry is the entry point the job's sandbox runs first (inner.go):
+// it opens the job's output and input inside the sandbox and executes the
+// agent's script or command.
+const JobEntry = "__stockade_slurm_job"
+
+// submission is a checked submission: what goes to Slurm, and what the
+// job's sandbox opens itself.
+type submission struct {
+	pass             []string // options passed on to Slurm, under their full names
+	dir              string   // the job's working directory, in the project
+	out, err, in     string   // the output, error and input paths ("" none)
+	openMode         string
+	parsable, hasOut bool
+	exports          []string // NAME=VALUE for the job's sandbox
+}
+
+// check checks the options of a submission from cwd (in the project).
+func (c *Chaperon) check(opts []opt, cwd string) (submission, error) {
+	s := submission{dir: cwd}
+	// The working directory first: the paths are relative to it.
+	for _, o := range opts {
+		if o.flag.Long == "chdir" {
+			d := o.value
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(cwd, d)
+			}
+			d = filepath.Clean(d)
+			if !within(d, c.cfg.Workdir) {
+				return s, refuse("--chdir %s is outside the project %s", o.value, c.cfg.Workdir)
+			}
+			s.dir = d
+		}
+	}
+	for _, o := range opts {
+		f := o.flag
+		if f.Refused != "" {
+			return s, refuse("%s %s", o.given, f.Refused)
+		}
+		switch f.Kind {
+		case path:
+			p, err := c.projectPath(o, s.dir)
+			if err != nil {
+				return s, err
+			}
+			switch f.Long {
+			case "output":
+				s.out, s.hasOut = p, true
+			case "error":
+				s.err = p
+			case "input":
+				s.in = p
+			}
+		case dir:
+		case export:
+			ex, err := c.exports(o.value)
+			if err != nil {
+				return s, err
+			}
+			s.exports = ex
+		case wrap: // the script (sbatch)
+		default:
+			switch f.Long {
+			case "parsable":
+				s.parsable = true
+			case "dependency":
+				if err := c.dependency(o.value); err != nil {
+					return s, err
+				}
+				s.pass = append(s.pass, o.line())
+			case "open-mode":
+				if o.value != "append" && o.value != "truncate" {
+					return s, refuse("--open-mode %q: write append or truncate", o.value)
+				}
+				s.openMode = o.value
+			default:
+				s.pass = append(s.pass, o.line())
+			}
+		}
+	}
+	return s, nil
+}
+
+// projectPath checks an output, error or input path: in the project (or
+// /dev/null). The job's sandbox opens it, so a symlink the agent plants
+// there resolves inside the sandbox's view, never on the node's.
+func (c *Chaperon) projectPath(o opt, dir string) (string, error) {
+	v := o.value
+	if v == "" {
+		return "", refuse("--%s needs a path in the project", o.flag.Long)
+	}
+	if v == "/dev/null" || v == "none" && o.flag.Long != "output" {
+		return "/dev/null", nil
+	}
+	p := v
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	p = filepath.Clean(p)
+	if !within(p, c.cfg.Workdir) || p == c.cfg.Workdir {
+		return "", refuse("--%s %s is outside the project %s; write it in the project", o.flag.Long, v, c.cfg.Workdir)
+	}
+	return p, nil
+}
+
+// dependency checks --dependency: every job it names must be in scope,
+// or Slurm's answer (a dependency on a job that does not exist is an
+// error) would tell the agent which ids other users' jobs hold.
+func (c *Chaperon) dependency(v string) error {
+	scoped := c.scoped()
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '?' }) {
+		typ, ids, ok := strings.Cut(part, ":")
+		if !ok {
+			if typ != "singleton" {
+				return refuse("--dependency %s: %q is not TYPE:JOBID[:JOBID…] or singleton", v, part)
+			}
+			continue
+		}
+		for _, id := range strings.Split(ids, ":") {
+			id, _, _ = strings.Cut(id, "+") // afterok:12+5 (a time)
+			if !c.inScope(id, scoped) {
+				return refuse("--dependency %s: job %s was not submitted through stockade in this %s's scope", v, id, c.cfg.Scope)
+			}
+		}
+	}
+	return nil
+}
+
+// isEnvName reports whether s is a variable name ([A-Za-z_][A-Za-z0-9_]*).
+// (Not a regexp: compiling one at package init would cost every start.)
+func isEnvName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// exports checks --export: ALL and NONE give the job the sandbox's own
+// environment; NAME=VALUE sets a variable the administrator allows.
+func (c *Chaperon) exports(v string) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		if e == "ALL" || e == "NONE" || e == "NIL" {
+			continue
+		}
+		name, _, ok := strings.Cut(e, "=")
+		switch {
+		case !isEnvName(name):
+			return nil, refuse("--export %q: %q is not a variable name", v, name)
+		case !slices.Contains(c.cfg.Admin.AllowExport, name):
+			return nil, refuse("--export %s: the job's environment is the sandbox's; %s is not a variable the administrator allows (/etc/stockade/config.json slurm.allow_export)", v, name)
+		case !ok:
+			return nil, refuse("--export %s: write %s=VALUE; the job does not see the submitting shell's variables", v, name)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// inProject checks the shim's working directory.
+func (c *Chaperon) inProject(cwd string) error {
+	if !filepath.IsAbs(cwd) || filepath.Clean(cwd) != cwd || !within(cwd, c.cfg.Workdir) {
+		return refuse("the working directory %q is outside the project %s; cd into the project", cwd, c.cfg.Workdir)
+	}
+	return nil
+}
+
+func (c *Chaperon) sbatch(req Request) (Reply, error) {
+	if err := c.inProject(req.Cwd); err != nil {
+		return Reply{}, err
+	}
+	p, err := parse(c.cfg.table(sbatchFlags()), req.Args)
+	if err != nil {
+		return Reply{}, refuse("%v", err)
+	}
+	var script []byte
+	name := "sbatch"
+	if w, ok := p.value("wrap"); ok {
+		if len(p.rest) > 0 {
+			return Reply{}, refuse("--wrap and a script %s: give one", p.rest[0])
+		}
+		script = []byte("#!/bin/sh\n# This script was generated by sbatch --wrap.\n\n" + w + "\n")
+		name = "wrap"
+	} else {
+		script = req.Script
+		if len(script) == 0 {
+			return Reply{Code: 1, Stderr: []byte("sbatch: error: Batch script is empty!\n")}, nil
+		}
+		if !strings.HasPrefix(string(script), "#!") {
+			return Reply{Code: 1, Stderr: []byte("sbatch: error: This does not look like a batch script.  The first\nsbatch: error: line must start with #! followed by the path to an interpreter.\n")}, nil
+		}
+		if len(p.rest) > 0 {
+			name = filepath.Base(p.rest[0])
+		}
+	}
+	words, err := directives(script)
+	if err != nil {
+		return Reply{}, refuse("%v", err)
+	}
+	inScript, err := parse(c.cfg.table(sbatchFlags()), words)
+	if err != nil {
+		return Reply{}, refuse("#SBATCH %v", err)
+	}
+	if len(inScript.rest) > 0 {
+		return Reply{}, refuse("#SBATCH line holds %q, which is not an option", inScript.rest[0])
+	}
+	s, err := c.check(append(inScript.opts, p.opts...), req.Cwd)
+	if err != nil {
+		return Reply{}, err
+	}
+	if !s.hasOut {
+		s.out = filepath.Join(s.dir, "slurm-%j.out") // sbatch's default, opened inside
+	}
+	jobDir, err := c.jobDir()
+	if err != nil {
+		return Reply{}, err
+	}
+	scriptPath := filepath.Join(jobDir, "script")
+	if err := os.WriteFile(scriptPath, script, 0o700); err != nil {
+		return Reply{}, fmt.Errorf("storing the job script: %w", err)
+	}
+	wrapper, err := c.writeWrapper(jobDir, s)
+	if err != nil {
+		return Reply{}, err
+	}
+	args := []string{"--parsable"}
+	if !p.has("job-name") && !inScript.has("job-name") {
+		args = append(args, "--job-name="+name)
+	}
+	args = append(args, s.pass...)
+	args = append(args, "--chdir="+jobDir, "--output="+filepath.Join(jobDir, "stockade-%j.log"), wrapper, scriptPath)
+	if len(p.rest) > 1 {
+		args = append(args, p.rest[1:]...)
+	}
+	ctx := c.ctx
+	if !p.has("wait") && !inScript.has("wait") {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(c.ctx, queryTimeout)
+		defer cancel()
+	}
+	// The job is recorded as soon as sbatch prints its id: with --wait,
+	// long before sbatch returns, so that the queries and scancel reach it.
+	sum := sha256.Sum256(script)
+	var id string
+	var regErr error
+	rep := c.runReal(ctx, func(line string) {
+		if jid, _, _ := strings.Cut(strings.TrimSpace(line), ";"); isJobID(jid) {
+			id, regErr = jid, c.register(jid)
+			os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
+			c.event(EventSubmit, map[string]any{"command": "sbatch", "job": id, "script": req.ScriptName, "sha256": hex.EncodeToString(sum[:]), "args": req.Args, "dir": s.dir, "stored": scriptPath})
+		}
+	}, "sbatch", args...)
+	if id == "" {
+		return rep, nil // refused by Slurm, or --test-only: no job
+	}
+	if regErr != nil {
+		rep.Stderr = fmt.Appendf(rep.Stderr, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, regErr)
+	}
+	if !s.parsable {
+		rep.Stdout = fmt.Appendf(nil, "Submitted batch job %s\n", id)
+	}
+	return rep, nil
+}
+
+func (c *Chaperon) srun(req Request) (Reply, error) {
+	if err := c.inProject(req.Cwd); err != nil {
+		return Reply{}, err
+	}
+	p, err := parse(c.cfg.table(srunFlags()), req.Args)
+	if err != nil {
+		return Reply{}, refuse("%v", err)
+	}
+	if len(p.rest) == 0 {
+		return Reply{Code: 1, Stderr: []byte("srun: fatal: No command given to execute.\n")}, nil
+	}
+	s, err := c.check(p.opts, req.Cwd)
+	if err != nil {
+		return Reply{}, err
+	}
+	jobDir, err := c.jobDir()
+	if err != nil {
+		return Reply{}, err
+	}
+	wrapper, err := c.writeWrapper(jobDir, s)
+	if err != nil {
+		return Reply{}, err
+	}
+	args := append(slices.Clone(s.pass), "--chdir="+jobDir, wrapper)
+	args = append(args, p.rest...)
+	rep := c.realWait("srun", args...)
+	// The job's wrapper wrote its id (once it ran): the registry has it
+	// from now on, for sacct; while srun ran, the queries did not.
+	fields := map[string]any{"command": "srun", "args": req.Args, "dir": s.dir}
+	if data, err := os.ReadFile(filepath.Join(jobDir, jobIDFile)); err == nil {
+		if id := strings.TrimSpace(string(data)); isJobID(id) {
+			c.register(id)
+			fields["job"] = id
+		}
+	}
+	c.event(EventSubmit, fields)
+	return rep, nil
+}
+
+// jobIDFile is where a job's wrapper writes the job's id, in its job
+// directory.
+const jobIDFile = "slurm-job-id"
+
+// isJobID reports whether s is a plain job id (digits).
+func isJobID(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 32)
+	return err == nil
+}
+
+// jobDir makes the directory of one submission, in the chaperon's
+// directory, which no sandbox sees.
+func (c *Chaperon) jobDir() (string, error) {
+	d := filepath.Join(c.cfg.State, "jobs", fmt.Sprintf("%s-%d", c.cfg.Session, c.seq.Add(1)))
+	if err := os.Mkdir(d, 0o700); err != nil {
+		return "", fmt.Errorf("making the job's directory: %w", err)
+	}
+	return d, nil
+}
+
+// writeWrapper writes the script Slurm runs: it runs the job's command
+// (its arguments) under `stockade run` with the session's policy, passing
+// on the SLURM_* variables by name. Every value is quoted (quote); the
+// agent's words never reach a shell unquoted.
+func (c *Chaperon) writeWrapper(jobDir string, s submission) (string, error) {
+	run := []string{c.cfg.Stockade, "run"}
+	run = append(run, c.cfg.RunArgs...)
+	run = append(run, c.networkArgs()...)
+	run = append(run, "--ro", jobDir, "--log-level", "error")
+	if !slices.Contains(c.cfg.RunArgs, c.cfg.Stockade) {
+		run = append(run, "--ro", c.cfg.Stockade)
+	}
+	for _, e := range s.exports {
+		run = append(run, "--env", e)
+	}
+	inner := []string{"--", c.cfg.Stockade, JobEntry, s.dir, s.out, s.err, s.in, s.openMode, "--"}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\n# stockade: a job of session %s; the command runs under stockade run.\n", c.cfg.Session)
+	// The job's id, for the registry of an srun (sbatch prints it).
+	fmt.Fprintf(&b, "[ -n \"${SLURM_JOB_ID:-}\" ] && printf '%%s\\n' \"$SLURM_JOB_ID\" > %s 2>/dev/null\n", quote(filepath.Join(jobDir, jobIDFile)))
+	b.WriteString("n=$#\n")
+	b.WriteString("for v in $(env | sed -n 's/^\\(SLURMD\\{0,1\\}_[A-Za-z0-9_]*\\)=.*/\\1/p'); do set -- \"$@\" --env \"$v\"; done\n")
+	b.WriteString("set -- \"$@\"")
+	for _, a := range inner {
+		b.WriteString(" " + quote(a))
+	}
+	b.WriteString("\ni=0\nwhile [ \"$i\" -lt \"$n\" ]; do set -- \"$@\" \"$1\"; shift; i=$((i + 1)); done\nexec")
+	for _, a := range run {
+		b.WriteString(" " + quote(a))
+	}
+	b.WriteString(" \"$@\"\n")
+	p := filepath.Join(jobDir, "job.sh")
+	if err := os.WriteFile(p, []byte(b.String()), 0o700); err != nil {
+		return "", fmt.Errorf("writing the job's wrapper: %w", err)
+	}
+	return p, nil
+}
+
+// quote quotes s for sh: in single quotes, each ' written as '\”.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,337 @@
+package slurm
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestJobRunsConfined: a batch job runs on the node, its output lands in
+// the project, and its command is held to the session's walls there: the
+// user's ~/.ssh is not readable, .env reads empty, egress is the policy's.
+func TestJobRunsConfined(t *testing.T) {
+	e := newEnv(t)
+	write(t, filepath.Join(e.workdir, "job.sh"), `#!/bin/sh
+#SBATCH --job-name=confined
+echo "marker job=$SLURM_JOB_ID sandbox=$STOCKADE_SANDBOX"
+echo "env:[$(cat .env)]"
+cat `+filepath.Join(e.home, ".ssh", "id_test")+` 2>&1 || echo "ssh: unreadable"
+cat "$HOME/.ssh/id_test" 2>&1 || echo "ssh home: unreadable"
+curl -s -o /dev/null -w 'egress:%{http_code}\n' http://example.com/ || echo "egress: failed"
+`)
+	r := e.run("sbatch --wait -o out-%j.txt job.sh")
+	if r.code != 0 {
+		t.Fatalf("sbatch --wait exited %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`Submitted batch job (\d+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("sbatch printed %q, not Submitted batch job N", r.stdout)
+	}
+	out, err := os.ReadFile(filepath.Join(e.workdir, "out-"+m[1]+".txt"))
+	if err != nil {
+		t.Fatalf("the job's output is not in the project: %v", err)
+	}
+	got := string(out)
+	t.Logf("job output:\n%s", got)
+	for _, want := range []string{"marker job=" + m[1] + " sandbox=1", "env:[]", "ssh: unreadable", "ssh home: unreadable"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("job output lacks %q", want)
+		}
+	}
+	for _, secret := range []string{e.sshKey, e.envValue} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the job read a secret the sandbox hides: %q", secret)
+		}
+	}
+	if strings.Contains(got, "egress:200") {
+		t.Errorf("the job reached example.com, which the policy denies")
+	}
+	// The job is the session's: sacct (stockade's, from jobcomp) shows it.
+	r = e.run("sbatch --parsable --wait --wrap 'exit 3'; sacct -n -P -o JobID,State,ExitCode")
+	if !regexp.MustCompile(`(?m)^\d+\|FAILED\|3:0$`).MatchString(r.stdout) {
+		t.Errorf("sacct did not show the failed job with exit 3:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+// TestRefusals: every refused flag is refused with its reason, exit 1,
+// and nothing is submitted.
+func TestRefusals(t *testing.T) {
+	e := newEnv(t)
+	write(t, filepath.Join(e.workdir, "ok.sh"), "#!/bin/sh\ntrue\n")
+	write(t, filepath.Join(e.workdir, "uid.sh"), "#!/bin/sh\n#SBATCH --uid=0\ntrue\n")
+	cases := []struct{ cmd, reason string }{
+		{"sbatch --uid=0 ok.sh", "runs the job as another user or group"},
+		{"sbatch --gid 0 ok.sh", "runs the job as another user or group"},
+		{"sbatch --get-user-env ok.sh", "login environment"},
+		{"srun --prolog=/bin/true true", "outside the sandbox"},
+		{"srun --epilog=/bin/true true", "outside the sandbox"},
+		{"srun --task-prolog=/bin/true true", "outside the sandbox"},
+		{"srun --pty true", "terminal outside the sandbox"},
+		{"sbatch --export=AWS_SECRET_ACCESS_KEY=x ok.sh", "not a variable the administrator allows"},
+		{"sbatch --chdir=/tmp ok.sh", "is outside the project"},
+		{"sbatch -o /tmp/x.out ok.sh", "is outside the project"},
+		{"sbatch --error=../x.err ok.sh", "is outside the project"},
+		{"sbatch --mail-user=a@b.c ok.sh", "mail"},
+		{"sbatch --ui=0 ok.sh", "not on stockade's Slurm allowlist"},
+		{"sbatch --container=/x ok.sh", "container"},
+		{"sbatch uid.sh", "runs the job as another user or group"},
+		{"salloc", "salloc opens an allocation outside the sandbox"},
+		{"cd /tmp && sbatch --wrap true", "outside the project"},
+		{"squeue -u root", "other users' jobs"},
+		{"sacct --allusers", "other users' jobs"},
+		{"scancel -u root", "name the job ids"},
+		{"scontrol update JobId=1 TimeLimit=1", "administrator's command"},
+		{"scontrol show config", "reveals the cluster's configuration"},
+		{"sacctmgr show user", "enumerates the cluster's users and accounts"},
+		{"sacctmgr show assoc", "enumerates the cluster's users and accounts"},
+		{"sacctmgr add user x", "administrator's command"},
+	}
+	var script strings.Builder
+	for i, c := range cases {
+		script.WriteString("( " + c.cmd + " ) >/dev/null 2>err" + itoa(i) + "; echo \"" + itoa(i) + ":$?\"\n")
+	}
+	script.WriteString("squeue -h\n")
+	r := e.run(script.String())
+	for i, c := range cases {
+		if !strings.Contains(r.stdout, itoa(i)+":1\n") {
+			t.Errorf("%s: not exit 1 (stdout %q)", c.cmd, r.stdout)
+		}
+		msg, _ := os.ReadFile(filepath.Join(e.workdir, "err"+itoa(i)))
+		if !strings.Contains(string(msg), "refused by stockade: ") || !strings.Contains(string(msg), c.reason) {
+			t.Errorf("%s: said %q; want a refusal naming %q", c.cmd, msg, c.reason)
+		}
+		if strings.Count(strings.TrimSpace(string(msg)), "\n") != 0 {
+			t.Errorf("%s: the refusal is more than one line: %q", c.cmd, msg)
+		}
+	}
+	if strings.Contains(r.stdout, " debug ") {
+		t.Errorf("a refused submission reached the queue:\n%s", r.stdout)
+	}
+	// Each refusal is in the session's audit log: the first 20 one line
+	// each, the rest counted by the throttle (the command may refuse
+	// itself in a loop).
+	logs := e.logs()
+	if n := strings.Count(logs, "slurm: REFUSED"); n < 20 {
+		t.Errorf("the audit log has %d refusals, want 20:\n%s", n, logs)
+	}
+	if !strings.Contains(logs, "more slurm_refused events") {
+		t.Errorf("the audit log does not count the refusals past the burst:\n%s", logs)
+	}
+}
+
+// TestUserCannotWiden: the allowlist is the administrator's; a user's
+// config file that sets it stops the start.
+func TestUserCannotWiden(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.home, ".config", "stockade")
+	os.MkdirAll(dir, 0o700)
+	write(t, filepath.Join(dir, "config.json"), `{"slurm": {"allow_flags": ["uid"]}}`)
+	r := e.run("sbatch --uid=0 --wrap true")
+	if r.code == 0 || !strings.Contains(r.stderr, `key "slurm" may be set only in /etc/stockade/config.json`) {
+		t.Fatalf("a user's slurm allowlist was not refused: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestScope: a job submitted outside stockade is invisible and out of
+// reach, even with the user scope; a job of another session is too,
+// unless --slurm-scope project.
+func TestScope(t *testing.T) {
+	e := newEnv(t)
+	foreign := e.outside("sbatch", "--parsable", "--hold", "--wrap", "true", "-o", "/dev/null")
+	defer e.outside("scancel", foreign)
+	r := e.run(`squeue -h -o %i; scancel `+foreign+` 2>&1; echo "cancel:$?"`, "--slurm-scope", "user")
+	if strings.Contains(strings.Split(r.stdout, "refused")[0], foreign+"\n") || !strings.Contains(r.stdout, "cancel:1") {
+		t.Errorf("user scope reaches the job %s submitted outside stockade:\n%s", foreign, r.stdout)
+	}
+	r = e.run("sbatch --parsable --hold --wrap true")
+	own := strings.TrimSpace(r.stdout)
+	if r.code != 0 || own == "" {
+		t.Fatalf("sbatch --hold: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	defer e.outside("scancel", own)
+	script := `squeue -h -o %i; echo "--"
+scontrol show job ` + foreign + ` >/dev/null 2>&1; echo "show:$?"
+scancel ` + foreign + ` 2>&1; echo "cancel:$?"
+scontrol release ` + foreign + ` 2>&1; echo "release:$?"
+sacct -n -P -o JobID`
+	// Another session of the same project: the first one's job is not its own.
+	r = e.run(script)
+	if strings.Contains(r.stdout, foreign) && !strings.Contains(r.stdout, "job "+foreign+" was not submitted") {
+		t.Errorf("session scope shows the foreign job %s:\n%s", foreign, r.stdout)
+	}
+	if strings.Contains(strings.Split(r.stdout, "--")[0], own) {
+		t.Errorf("session scope shows another session's job %s:\n%s", own, r.stdout)
+	}
+	for _, want := range []string{"show:1", "cancel:1", "release:1", "refused by stockade: job " + foreign + " was not submitted through stockade"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("foreign job: output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// Project scope: the other session's job is in reach, the foreign one still not.
+	r = e.run(`squeue -h -o %i; scancel `+own+`; echo "cancel own:$?"; scancel `+foreign+` 2>/dev/null; echo "cancel foreign:$?"`, "--slurm-scope", "project")
+	if !strings.Contains(r.stdout, own+"\n") || !strings.Contains(r.stdout, "cancel own:0") || !strings.Contains(r.stdout, "cancel foreign:1") {
+		t.Errorf("project scope: want job %s listed and cancelled, %s refused:\n%s\n%s", own, foreign, r.stdout, r.stderr)
+	}
+	// A dependency may name the session's own job, not a foreign one.
+	r = e.run(`j=$(sbatch --parsable --hold --wrap true); k=$(sbatch --parsable -H -d afterok:$j --wrap true); echo "own dep:$?"; scancel $j $k
+sbatch -d afterok:`+foreign+` --wrap true 2>&1; echo "foreign dep:$?"`, "--slurm-scope", "session")
+	if !strings.Contains(r.stdout, "own dep:0") || !strings.Contains(r.stdout, "foreign dep:1") || !strings.Contains(r.stdout, "job "+foreign+" was not submitted") {
+		t.Errorf("dependencies: want own allowed, foreign refused:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if state := e.outside("squeue", "-h", "-j", foreign, "-o", "%t"); state != "PD" {
+		t.Errorf("the foreign job %s is %q, not still pending", foreign, state)
+	}
+	if logs := e.logs(); !strings.Contains(logs, "slurm: cancelled ("+own+"): scancel "+own) {
+		t.Errorf("the cancel is not in the audit log:\n%s", logs)
+	}
+}
+
+// TestMalformed: the chaperon answers garbage with an error and keeps
+// serving; arguments with quotes, $(), newlines reach Slurm as data, and
+// a NUL byte is refused.
+func TestMalformed(t *testing.T) {
+	e := newEnv(t)
+	pwned := filepath.Join(e.workdir, "pwned")
+	client := `
+import socket, struct, json, sys
+def send(raw, read=True):
+    s = socket.create_connection(("127.0.0.1", 6820))
+    s.sendall(raw)
+    s.shutdown(socket.SHUT_WR)
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b: break
+        data += b
+    s.close()
+    return data
+def frame(obj):
+    d = json.dumps(obj).encode()
+    return struct.pack(">I", len(d)) + d
+for raw in [b"", b"\x00\x00", struct.pack(">I", 0xffffffff), struct.pack(">I", 5) + b"nope!", frame([1, 2]),
+            frame({"command": "sbatch\x00", "args": [], "cwd": "/"}), frame({"command": "../../bin/sh", "args": ["-c", "id"]})]:
+    rep = send(raw)
+    print("garbage:", len(rep) > 4 and json.loads(rep[4:]).get("code"))
+rep = json.loads(send(frame({"command": "sbatch", "args": ["--wrap", "true", "-J", "a\x00b"], "cwd": sys.argv[1]}))[4:])
+print("nul:", rep["code"], bytes(__import__("base64").b64decode(rep.get("stderr", ""))).decode().strip())
+`
+	write(t, filepath.Join(e.workdir, "client.py"), client)
+	name := `x'"$(touch ` + pwned + `)` + "\n" + "`touch " + pwned + "`;touch " + pwned
+	write(t, filepath.Join(e.workdir, "name"), name)
+	r := e.run(`python3 client.py "$PWD"; sbatch --parsable --wait -o /dev/null -J "$(cat name)" --wrap true; echo "sbatch:$?"; sinfo -h -p debug -o %a`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	if got := strings.Count(r.stdout, "garbage: 1"); got != 7 {
+		t.Errorf("want 7 garbage requests answered with an error, got %d:\n%s", got, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "nul: 1") || !strings.Contains(r.stdout, "NUL byte") {
+		t.Errorf("a NUL byte in an argument was not refused:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "sbatch:0") || !strings.Contains(r.stdout, "up") {
+		t.Errorf("the chaperon stopped answering after the garbage:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if _, err := os.Lstat(pwned); err == nil {
+		t.Errorf("a job name ran as a shell command: %s exists", pwned)
+	}
+}
+
+func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
+
+func fmtInt(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return fmtInt(i/10) + string(rune('0'+i%10))
+}
+
+// logs is the audit log of every session of this environment.
+func (e *env) logs() string {
+	dir := filepath.Join(e.home, ".local", "state", "stockade", "audit")
+	entries, _ := os.ReadDir(dir)
+	var b strings.Builder
+	for _, en := range entries {
+		if !strings.HasSuffix(en.Name(), ".jsonl") {
+			continue
+		}
+		id := strings.TrimSuffix(en.Name(), ".jsonl")
+		b.WriteString(e.outside(bin, "logs", "-s", id))
+	}
+	return b.String()
+}
+
+// TestSrun: srun runs each task under stockade run on the node, returns
+// the tasks' output and exit status, and opens -o in the project inside.
+func TestSrun(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun -n 2 -l sh -c 'echo "sandbox=$STOCKADE_SANDBOX env:[$(cat .env)]"'; echo "rc=$?"
+srun -o srun-%t.txt -n 1 echo to-file; echo "rc=$?"
+srun false; echo "false=$?"
+echo "sacct:$(sacct -n -P -o JobID | wc -l)"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	for _, want := range []string{"0: sandbox=1 env:[]", "1: sandbox=1 env:[]", "rc=0\nrc=0\nfalse=1"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("srun: output lacks %q", want)
+		}
+	}
+	if strings.Contains(r.stdout, e.envValue) {
+		t.Error("an srun task read the masked .env")
+	}
+	if !strings.Contains(r.stdout, "sacct:3\n") {
+		t.Error("sacct does not list the session's three srun jobs")
+	}
+	if got, err := os.ReadFile(filepath.Join(e.workdir, "srun-0.txt")); err != nil || string(got) != "to-file\n" {
+		t.Errorf("srun -o: %q %v, want to-file in the project", got, err)
+	}
+}
+
+// TestOtherUsersJob: another user's job never appears and cannot be
+// cancelled, whatever the scope. Submitting as another user takes root;
+// the unprivileged pass has the same-user foreign job of TestScope.
+func TestOtherUsersJob(t *testing.T) {
+	e := newEnv(t)
+	if os.Getuid() != 0 {
+		t.Skip("submitting a job as another user needs root; TestScope covers a foreign job of this user")
+	}
+	cmd := exec.Command("setpriv", "--reuid=stockade-test", "--regid=stockade-test", "--init-groups",
+		"sbatch", "--parsable", "--hold", "--wrap", "true", "-o", "/dev/null")
+	cmd.Dir = "/tmp"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sbatch as stockade-test: %v\n%s", err, out)
+	}
+	other := strings.TrimSpace(string(out))
+	defer exec.Command("scancel", other).Run()
+	for _, scope := range []string{"session", "project", "user"} {
+		r := e.run(`squeue -h -o %i; echo "--"; scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/dev/null; echo "cancel:$?"; sacct -n -P -o JobID`, "--slurm-scope", scope)
+		if strings.Contains(strings.Split(r.stdout, "--")[0], other) || !strings.Contains(r.stdout, "show:1") || !strings.Contains(r.stdout, "cancel:1") {
+			t.Errorf("scope %s reaches stockade-test's job %s:\n%s", scope, other, r.stdout)
+		}
+	}
+}
+
+// TestWaitInScope: a job submitted with sbatch --wait is the session's as
+// soon as it is submitted: squeue shows it and scancel ends it while the
+// first sbatch still waits.
+func TestWaitInScope(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`sbatch --wait -o /dev/null --wrap 'sleep 300' >/dev/null 2>&1 &
+i=0
+until id=$(squeue -h -o %i) && [ -n "$id" ]; do i=$((i + 1)); [ $i -gt 600 ] && break; done
+echo "seen:$id"
+scancel "$id"; echo "cancel:$?"
+wait $!`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`seen:(\d+)\n`).FindStringSubmatch(r.stdout)
+	if m == nil || !strings.Contains(r.stdout, "cancel:0") {
+		t.Fatalf("a waiting sbatch's job was not in scope, or not cancelled:\n%s", r.stdout)
+	}
+	if state := e.outside("squeue", "-h", "-t", "all", "-j", m[1], "-o", "%T"); state != "CANCELLED" {
+		t.Errorf("job %s is %q after scancel, not CANCELLED", m[1], state)
+	}
+	// An empty scope is an empty queue, not an error.
+	if r := e.run("squeue"); r.code != 0 || strings.Contains(r.stderr, "Invalid job id") || !strings.Contains(r.stdout, "JOBID") {
+		t.Errorf("squeue with nothing in scope: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
