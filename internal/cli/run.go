@@ -302,7 +302,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		gh.add(&j)
 	}
 	if r.Policy.Network == "proxy" {
-		j.Denials = session.NewStore(stateHome(home)).Denials(id)
+		j.Denials = true
 	}
 	if r.Policy.GitConfig {
 		if j.GitConfig, _, err = gitconfig.Sanitized(r.Policy.Workdir); err != nil {

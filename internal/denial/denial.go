@@ -3,8 +3,10 @@
 // (network_denied, dns_denied: one row each of the kinds table, so another
 // kind of denial is one more row), rendered as one line, and kept:
 //
-//   - in a File the supervisor writes on the host and the sandbox sees
-//     read-only at Path: the newest denials of the run, bounded, so that an
+//   - in a File the supervisor writes and the sandbox sees read-only at
+//     Path (a file that lives only in the sandbox: init makes it and hands
+//     the supervisor a write-only descriptor; nothing of it is on the
+//     host's disk): the newest denials of the run, bounded, so that an
 //     agent whose connection failed without a readable answer (a CONNECT
 //     refused with 403 that curl shows as "CONNECT tunnel failed", a DNS
 //     NXDOMAIN) can learn which rule refused it and what a human would run

@@ -65,8 +65,8 @@ func TestLine(t *testing.T) {
 func TestFileBounded(t *testing.T) {
 	t0 := t0.Add(-time.Hour)
 	path := filepath.Join(t.TempDir(), "denials")
-	f, err := Create(path)
-	if err != nil {
+	var f File
+	if err := f.Use(writeOnly(t, path)); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
@@ -108,30 +108,73 @@ func TestFileBounded(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(path); !os.IsNotExist(err) {
-		t.Errorf("Close left the file: %v", err)
+	if err := f.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
 	}
 }
 
-func TestCreateRefusesPlanted(t *testing.T) {
+// writeOnly makes path and opens it as init hands the file over: write-only.
+func writeOnly(t *testing.T, path string) *os.File {
+	t.Helper()
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// TestFileUse: denials that come with no file in use are kept and written
+// to the next; a session's command started again sees the earlier starts'
+// denials in its new file, and the old file is closed.
+func TestFileUse(t *testing.T) {
 	dir := t.TempDir()
-	target := filepath.Join(dir, "target")
-	os.WriteFile(target, []byte("secret"), 0o600)
-	for _, plant := range []func(p string) error{
-		func(p string) error { return os.Symlink(target, p) },
-		func(p string) error { return os.WriteFile(p, nil, 0o644) },
+	var f File
+	d := func(host string) Denial {
+		return Denial{Time: t0, Proto: "connect", Host: host, Port: 443, Rule: "deny mode"}
+	}
+	if err := f.Add(d("before.example")); err != nil {
+		t.Fatalf("a denial with no file in use: %v", err)
+	}
+	first := writeOnly(t, filepath.Join(dir, "1"))
+	if err := f.Use(first); err != nil {
+		t.Fatal(err)
+	}
+	f.Add(d("first.example"))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Write([]byte("x")); err == nil {
+		t.Error("Close left the file open")
+	}
+	f.Add(d("between.example"))
+	if err := f.Use(writeOnly(t, filepath.Join(dir, "2"))); err != nil {
+		t.Fatal(err)
+	}
+	third := writeOnly(t, filepath.Join(dir, "3"))
+	f.Use(third)
+	if _, err := third.Write(nil); err != nil {
+		t.Fatalf("the file in use was closed: %v", err)
+	}
+	for name, want := range map[string][]string{
+		"1": {"before.example", "first.example"},
+		"2": {"before.example", "first.example", "between.example"},
+		"3": {"before.example", "first.example", "between.example"},
 	} {
-		p := filepath.Join(dir, "denials")
-		os.Remove(p)
-		if err := plant(p); err != nil {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Create(p); err == nil {
-			t.Errorf("Create over a planted name worked")
+		lines := strings.Split(strings.TrimSuffix(strings.TrimPrefix(string(b), header), "\n"), "\n")
+		if len(lines) != len(want) {
+			t.Errorf("file %s: %q, want %d lines", name, b, len(want))
+			continue
 		}
-	}
-	if b, _ := os.ReadFile(target); string(b) != "secret" {
-		t.Errorf("the link's target changed: %q", b)
+		for i, host := range want {
+			if !strings.Contains(lines[i], " "+host+":443 ") {
+				t.Errorf("file %s, line %d: %q, want %s", name, i+1, lines[i], host)
+			}
+		}
 	}
 }
 

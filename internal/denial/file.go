@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -20,18 +19,21 @@ const header = "# stockade: what this sandbox refused, newest last (the last 50 
 	"# time, how, host:port | rule that refused it | why | allow: the command a human runs on the host to allow it.\n" +
 	"# Written by stockade outside the sandbox; read-only here. Do not look for a way around a denial: ask the user.\n"
 
-// File is the denials file of one run, on the host. It is made before the
-// sandbox starts (the sandbox binds it read-only at Path) and written in
-// place, never replaced: a rename would leave the sandbox's bind on the
-// old file. It is empty until the first denial. Safe for concurrent use.
+// File is the denials file of one run, written through a descriptor of
+// the file of its sandbox (Use): init makes that file in a tmpfs of its
+// own, binds it read-only at Path and sends the supervisor a write-only
+// descriptor of it (package sandbox, Options.OnFeed), so the file has no
+// name on the host and nothing there to create or remove. It is written in
+// place, never replaced: a rename would leave the sandbox's bind on the old
+// file. The zero File is ready: it keeps the denials until a file is in
+// use. Safe for concurrent use.
 type File struct {
-	path string
-	mu   sync.Mutex
-	f    *os.File
+	mu sync.Mutex
+	f  *os.File // nil: no sandbox's file in use
 	// lines are the denials in the file, newest last, with newlines.
 	lines []string
 	size  int64
-	stale bool // a write failed: the next one rewrites the whole file
+	stale bool // a write failed, or none could be made: the next one rewrites the whole file
 	// last is the newest line without its time, and when it came: the
 	// same denial again within repeatWithin is not written again (a
 	// resolver asks for A and AAAA, a client retries at once).
@@ -42,18 +44,24 @@ type File struct {
 // repeatWithin is how soon the same denial counts as a repeat.
 const repeatWithin = 2 * time.Second
 
-// Create makes the file at path, which must not exist (a name planted
-// there, a symlink included, fails it).
-func Create(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("making the denials file: %w", err)
+// Use makes w, the file of a new sandbox (empty, as init made it), the
+// one f writes, and closes the one before: a session that starts its
+// command again gets a new sandbox, and a new file, under the same
+// services. The denials f keeps are written to w at once, so that the
+// command started again sees those of the earlier starts.
+func (f *File) Use(w *os.File) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.f != nil {
+		f.f.Close()
 	}
-	return &File{path: path, f: f}, nil
+	f.f, f.size = w, 0
+	if len(f.lines) == 0 {
+		f.stale = false
+		return nil
+	}
+	return f.rewrite()
 }
-
-// Path is the file's host path.
-func (f *File) Path() string { return f.path }
 
 // Add writes d as the file's newest line. A write that fails (a full
 // disk) is not retried, but the next Add rewrites the whole file; the
@@ -62,9 +70,6 @@ func (f *File) Add(d Denial) error {
 	line := d.Line() + "\n"
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.f == nil {
-		return os.ErrClosed
-	}
 	_, key, _ := strings.Cut(line, " ")
 	if key == f.last && d.Time.Sub(f.lastTime) < repeatWithin {
 		return nil
@@ -75,6 +80,11 @@ func (f *File) Add(d Denial) error {
 		f.stale = true
 	}
 	f.lines = append(f.lines, line)
+	if f.f == nil {
+		// Kept for the next file in use.
+		f.stale = true
+		return nil
+	}
 	if f.size == 0 || f.stale {
 		return f.rewrite()
 	}
@@ -103,8 +113,8 @@ func (f *File) rewrite() error {
 	return nil
 }
 
-// Close closes the file and removes it: the run is over, and why reads
-// the audit log.
+// Close closes the file in use: the sandbox is gone. The denials stay
+// kept, for a next Use.
 func (f *File) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -113,6 +123,5 @@ func (f *File) Close() error {
 	}
 	err := f.f.Close()
 	f.f = nil
-	os.Remove(f.path)
 	return err
 }

@@ -34,20 +34,6 @@ func engineLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// makeDenials makes the denials file at path, in a directory resolved
-// to its canonical path: init binds it with no symlink on the way.
-func makeDenials(path string) (*denial.File, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("making the denials file: %w", err)
-	}
-	dir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return nil, fmt.Errorf("making the denials file: %w", err)
-	}
-	return denial.Create(filepath.Join(dir, filepath.Base(path)))
-}
-
 // Services are what serves a sandbox from the host: its cgroup, and in
 // network mode "proxy" the egress and auth proxies behind the listeners
 // init makes. Compose makes them; Run runs the job's command in a sandbox
@@ -82,7 +68,8 @@ type Services struct {
 	Slurm *slurm.Chaperon
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
-	// denials is the run's denials file (Job.Denials), nil without one.
+	// denials are the run's denials (Job.Denials), written to the file of
+	// the sandbox that runs now; nil without them.
 	denials *denial.File
 
 	cgroup     *cgroup.Pending
@@ -135,21 +122,14 @@ func Compose(j Job, w Wiring) (*Services, error) {
 	}
 	if j.Policy.Network == "proxy" {
 		egressEvent := event(audit.SourceEgress)
-		if j.Denials != "" {
-			f, err := makeDenials(j.Denials)
-			if err != nil {
-				// The audit log keeps every denial; the agent's copy is
-				// a convenience, not a reason to refuse the run.
-				event(audit.SourceSupervisor)(audit.EventWarning, map[string]any{"message": err.Error()})
-				s.job.Denials = ""
-			} else {
-				s.denials, s.job.Denials = f, f.Path()
-				egressEvent = func(ev string, fields map[string]any) {
-					if d, ok := denial.FromEvent(time.Now(), ev, fields); ok {
-						f.Add(d) // a failed write: the next rewrites the file
-					}
-					event(audit.SourceEgress)(ev, fields)
+		if j.Denials {
+			f := &denial.File{}
+			s.denials = f
+			egressEvent = func(ev string, fields map[string]any) {
+				if d, ok := denial.FromEvent(time.Now(), ev, fields); ok {
+					f.Add(d) // a failed write: the next rewrites the file
 				}
+				event(audit.SourceEgress)(ev, fields)
 			}
 		}
 		px, rules, err := Egress(j.Policy, j.ID, w.Foreground, egressEvent)
@@ -270,13 +250,22 @@ func (s *Services) Run(h Hooks) (int, error) {
 		eng = engine.New(*s.engine, log)
 		eng.Registries = s.job.Registries
 	}
+	// Each start's sandbox makes a file of its own (mount.Feed) and sends
+	// it: the denials go to the current one, and are kept across starts.
+	var feed func(*os.File)
+	if s.denials != nil {
+		feed = func(f *os.File) {
+			s.denials.Use(f) // a failed write: the next rewrites the file
+		}
+		defer s.denials.Close()
+	}
 	j := s.job
 	j.socketDirs = s.socketDirs
 	var serveEngine func(engine.Listeners)
 	if s.Pods != nil {
 		serveEngine = ServeEngineWith(s.Pods, s.Registry)
 	}
-	return run(j, h, s.cgroup, serve, eng, serveEngine)
+	return run(j, h, s.cgroup, serve, feed, eng, serveEngine)
 }
 
 // Group is the sandbox's cgroup once Limits has returned without an error
@@ -290,7 +279,7 @@ func (s *Services) Group() *cgroup.Group {
 
 // CloseProxies stops the proxies: new connections are refused, the auth
 // proxy lets its requests finish, and both log what they served; the
-// denials file is removed. It may be called more than once.
+// denials file is closed. It may be called more than once.
 func (s *Services) CloseProxies() {
 	if s.Auth != nil {
 		s.Auth.Close()
@@ -306,8 +295,7 @@ func (s *Services) CloseProxies() {
 	for _, d := range s.socketDirs {
 		os.RemoveAll(d.Source)
 	}
-	// No denial comes after the proxies: the file goes before the run's
-	// end is recorded.
+	// No denial comes after the proxies.
 	if s.denials != nil {
 		s.denials.Close()
 	}

@@ -64,10 +64,10 @@ type Job struct {
 	GitHub bool `json:"github,omitempty"`
 
 	socketDirs []sandbox.SocketDir // the services' socket directories, once Services made them
-	// Denials is where the host file of the run's denials is made (in
-	// network mode proxy; package denial): Compose makes it, the sandbox
-	// sees it read-only at denial.Path. "": none.
-	Denials string `json:"denials,omitempty"`
+	// Denials gives the sandbox the file of its denials, read-only at
+	// denial.Path (in network mode proxy; package denial): init makes it
+	// inside, and Services writes it through the descriptor init sends.
+	Denials bool `json:"denials,omitempty"`
 	// GitConfig is the user's git identity, sanitized (--gitconfig;
 	// package gitconfig), put read-only at .gitconfig in the sandbox
 	// HOME. "": none.
@@ -135,12 +135,12 @@ type Listeners struct {
 }
 
 // run runs j once in a sandbox that placer puts in its cgroup and serve
-// serves (Services.Run supplies both), and returns the command's exit
-// status. Whatever run returns, the sandbox is gone and the placeholders
-// with it. Each stage of h.Stages is called at most once, in order; one
-// that fails stops the run there, and what the earlier stages made is
-// undone before run returns.
-func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng *engine.Engine, serveEngine func(engine.Listeners)) (int, error) {
+// serves, whose denials file feed receives (Services.Run supplies them),
+// and returns the command's exit status. Whatever run returns, the
+// sandbox is gone and the placeholders with it. Each stage of h.Stages is
+// called at most once, in order; one that fails stops the run there, and
+// what the earlier stages made is undone before run returns.
+func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), feed func(*os.File), eng *engine.Engine, serveEngine func(engine.Listeners)) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}
@@ -195,6 +195,13 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng
 			cs, err := serveListeners(files, serve)
 			closers = append(closers, cs...)
 			return err
+		},
+		OnFeed: func(f *os.File) error {
+			if feed == nil {
+				return f.Close()
+			}
+			feed(f)
+			return nil
 		},
 		OnPTY: h.OnPTY,
 		BeforeCommand: func() error {
@@ -323,8 +330,8 @@ func prepare(j Job, h Hooks) *prepared {
 		SocketDirs: j.socketDirs,
 		GitConfig:  j.GitConfig,
 	}
-	if j.Denials != "" && p.Network == "proxy" {
-		cfg.Denials, cfg.DenialsAt = j.Denials, denial.Path
+	if j.Denials && p.Network == "proxy" {
+		cfg.DenialsAt = denial.Path
 	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	cfg.Passwd, cfg.Group = sandbox.Accounts()

@@ -61,11 +61,12 @@ type Config struct {
 	// Services are binds of host-side services into the sandbox (the SSH
 	// agent filter's socket directory), made on the scratch tmpfs mounts.
 	Services []Mount
-	// Denials, when set, is the host file of the run's denials (package
-	// denial), bound read-only at DenialsAt in a small tmpfs of its own:
-	// a mount point there cannot be removed, renamed or replaced, and
-	// neither can its directory.
-	Denials, DenialsAt string
+	// DenialsAt, when set, is where the sandbox sees the file of its run's
+	// denials (package denial): a Feed mount, read-only, in a small tmpfs
+	// of its own: a mount point there cannot be removed, renamed or
+	// replaced, and neither can its directory. The file exists only in
+	// the sandbox's mount namespace, never on the host.
+	DenialsAt string
 	// GitConfig, when set, is the sanitized git configuration
 	// (--gitconfig) put read-only at .gitconfig in the sandbox HOME. It
 	// never lands in the HOME on the host: it is staged, as File mounts are.
@@ -187,15 +188,15 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 	add(Mount{Kind: Tmpfs, Target: "/run", Data: tmpfsData("0755", "/run", cfg.TmpfsSize), Why: "scratch"})
 	add(Mount{Kind: Tmpfs, Target: "/var", Data: tmpfsData("0755", "/var", cfg.TmpfsSize), Why: "scratch"})
 	add(Mount{Kind: Dir, Target: "/var/tmp", Mode: 0o1777, Why: "scratch"})
-	if cfg.Denials != "" {
+	if cfg.DenialsAt != "" {
 		// The directory is a mount point, so it cannot be renamed away
 		// with a forged file put in its place; the engine's launcher
 		// makes its socket beside the file.
 		add(Mount{Kind: Tmpfs, Target: filepath.Dir(cfg.DenialsAt), Data: "mode=0755,size=64k,nr_inodes=64", Why: "stockade's files"})
-		add(Mount{Kind: Bind, Source: cfg.Denials, Target: cfg.DenialsAt, ReadOnly: true, Strict: true, Why: "denials the agent can read"})
+		add(Mount{Kind: Feed, Target: cfg.DenialsAt, ReadOnly: true, Why: "denials the agent can read"})
 	}
 	if cfg.GitExclude != "" {
-		if cfg.Denials == "" || filepath.Dir(cfg.DenialsAt) != filepath.Dir(GitExcludePath) {
+		if cfg.DenialsAt == "" || filepath.Dir(cfg.DenialsAt) != filepath.Dir(GitExcludePath) {
 			add(Mount{Kind: Tmpfs, Target: filepath.Dir(GitExcludePath), Data: "mode=0755,size=64k,nr_inodes=64", Why: "stockade's files"})
 		}
 		add(Mount{Kind: File, Target: GitExcludePath, Data: cfg.GitExclude, Why: "placeholders git does not list"})

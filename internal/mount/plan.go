@@ -32,6 +32,11 @@ const (
 	Empty   Kind = "empty"   // mask: an empty read-only file or directory at Target
 	Device  Kind = "device"  // bind the host device node Source at Target
 	File    Kind = "file"    // a read-only file with content Data at Target
+	// Feed is a read-only file at Target, empty at first, that the
+	// supervisor writes: init makes it in a tmpfs of its own, which the
+	// sandbox never sees, and hands the supervisor a write-only
+	// descriptor of it. A plan holds at most one (Plan.Feed).
+	Feed Kind = "feed"
 )
 
 // Mount is one step of the plan.
@@ -57,6 +62,16 @@ type Mount struct {
 // Plan is the ordered list of mounts that makes the new root.
 type Plan struct {
 	Mounts []Mount `json:"mounts"`
+}
+
+// Feed is the plan's Feed mount, if it has one.
+func (p Plan) Feed() (Mount, bool) {
+	for _, m := range p.Mounts {
+		if m.Kind == Feed {
+			return m, true
+		}
+	}
+	return Mount{}, false
 }
 
 // depth orders targets so that a parent is always mounted before its children.

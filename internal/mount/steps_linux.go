@@ -39,6 +39,10 @@ const (
 	// Path, opened as CallBindAt opens its target (no symlink in any
 	// component; a symlink as the last component is covered itself).
 	CallMaskAt
+	// CallKeep creates Path with Mode, opened write-only (O_EXCL,
+	// O_NOFOLLOW), and keeps the descriptor: init sends it to the
+	// supervisor once the view is built (the Feed mount's file).
+	CallKeep
 )
 
 // WantOther is the Mode of a CallBindAt whose source is neither a directory
@@ -60,7 +64,7 @@ var callNames = [...]string{
 	CallMount: "mount", CallSetattr: "mount_setattr", CallMkdir: "mkdir", CallTouch: "open",
 	CallWrite: "open", CallSymlink: "symlink", CallChmod: "chmod", CallLstat: "lstat",
 	CallPivot: "pivot_root", CallChdir: "chdir", CallUmount: "umount2",
-	CallBindAt: "open_tree/move_mount", CallMaskAt: "open_tree/move_mount",
+	CallBindAt: "open_tree/move_mount", CallMaskAt: "open_tree/move_mount", CallKeep: "open",
 }
 
 func (c Call) String() string { return callNames[c] }
@@ -127,8 +131,19 @@ func Steps(plan Plan, base string) []Step {
 	frame("creating the mask file", Step{Call: CallWrite, Path: base + "/empty-file", Mode: 0o444})
 	frame("creating the placeholder file", Step{Call: CallWrite, Path: base + emptyJSON, Data: placeholderJSON, Mode: 0o444})
 	for i, m := range plan.Mounts {
-		if m.Kind == File {
+		switch m.Kind {
+		case File:
 			s = append(s, Step{Call: CallWrite, Path: base + fileAt(i), Data: m.Data, Mode: 0o444, Mount: i})
+		case Feed:
+			// A tmpfs of its own: the staging root is made read-only
+			// below, which a descriptor open for writing on it would
+			// forbid (EBUSY), and the supervisor's writes must not
+			// fill a tmpfs the sandbox writes.
+			s = append(s,
+				Step{Call: CallMkdir, Path: base + feedDir, Mode: 0o700, Mount: i},
+				Step{Call: CallMount, Source: "tmpfs", Path: base + feedDir, FSType: "tmpfs",
+					Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, Data: feedTmpfs, Mount: i},
+				Step{Call: CallKeep, Path: base + feedFile, Mode: 0o644, Mount: i})
 		}
 	}
 	frame("pivoting into the staging root", Step{Call: CallPivot, Path: base, Source: base + "/oldroot"})
@@ -162,6 +177,16 @@ const (
 	// sealed are the attributes of the staging root once it is built, and
 	// so of every mask: read-only, nosuid, nodev, noexec.
 	sealed = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+)
+
+// The Feed mount's file is staged in a tmpfs of its own at feedDir (which
+// the sandbox never sees: the staging root is detached with it, and only
+// the descriptor the supervisor holds keeps it), bounded to well above what
+// the file holds (denial.MaxLines lines).
+const (
+	feedDir   = "/feed"
+	feedFile  = feedDir + "/file"
+	feedTmpfs = "mode=0700,size=1m,nr_inodes=4"
 )
 
 // fileAt is where the content of the File mount i is staged.
@@ -227,6 +252,12 @@ func apply(m Mount, i int, made map[string]bool, cover string, coverSelf bool) [
 		// the file was written in the staging root (read-only now).
 		return concat(ensure(dst, false, made),
 			Step{Call: CallMount, Source: fileAt(i), Path: dst, Flags: unix.MS_BIND})
+	case Feed:
+		// In a tmpfs of the plan (the executor's own); the file in the
+		// staging tmpfs stays writable, the bind is read-only.
+		return concat(ensure(dst, false, made),
+			Step{Call: CallMount, Source: feedFile, Path: dst, Flags: unix.MS_BIND},
+			Step{Call: CallSetattr, Path: dst, Attr: sealed})
 	case Empty:
 		// The plan knows whether the masked path is a directory; an
 		// optional one (a /proc file this kernel lacks) may be missing.

@@ -1,6 +1,7 @@
 package mount
 
 import (
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -99,14 +100,16 @@ func TestSteps(t *testing.T) {
 	}
 }
 
-// TestStepsStockadeFiles: the denials file is bound into a tmpfs of its
-// own without following a link; the --gitconfig copy, in the sandbox HOME
+// TestStepsStockadeFiles: the denials file is made in a tmpfs of the
+// staging root's own, kept open for writing, and bound read-only into a
+// tmpfs of its own in the new root, with nothing of the host; the
+// --gitconfig copy, in the sandbox HOME
 // (a tree the sandbox writes), is made there and opened with no link on
 // the way, and covers a link it finds rather than follow it.
 func TestStepsStockadeFiles(t *testing.T) {
 	plan, err := BuildScan(Config{
 		Workdir: "/work", Home: "/home/u", HomeSource: "/data/home",
-		Denials: "/state/denials/abc", DenialsAt: "/run/stockade/denials", GitConfig: "[user]\n\tname = x\n",
+		DenialsAt: "/run/stockade/denials", GitConfig: "[user]\n\tname = x\n",
 	}, Scan{Trees: Trees{Workdir: "/work", HomeSource: "/data/home"}}, OS{})
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +129,39 @@ func TestStepsStockadeFiles(t *testing.T) {
 				t.Errorf("/run/stockade: %+v, %+v", m, last)
 			}
 		case "/run/stockade/denials":
-			if last.Call != CallBindAt || last.Source != "/oldroot/state/denials/abc" || last.Attr&unix.MOUNT_ATTR_RDONLY == 0 || last.Mode != WantOther {
-				t.Errorf("the denials file: %+v", last)
+			if m.Kind != Feed || m.Source != "" {
+				t.Fatalf("the denials file: %+v", m)
+			}
+			var calls []Call
+			for _, s := range got {
+				calls = append(calls, s.Call)
+			}
+			want := []Call{CallMkdir, CallMount, CallKeep, CallLstat, CallTouch, CallMount, CallSetattr}
+			if !slices.Equal(calls, want) {
+				t.Fatalf("the denials file's steps: %v, want %v", calls, want)
+			}
+			if s := got[1]; s.FSType != "tmpfs" || s.Path != "/tmp"+feedDir || s.Flags&unix.MS_NOEXEC == 0 {
+				t.Errorf("the denials file's tmpfs: %+v", s)
+			}
+			if s := got[2]; s.Path != "/tmp"+feedFile {
+				t.Errorf("the denials file is kept at %q, want it in the staging tmpfs %q", s.Path, "/tmp"+feedFile)
+			}
+			if bind := got[5]; bind.Source != feedFile || bind.Path != "/newroot/run/stockade/denials" || bind.Flags&unix.MS_REC != 0 {
+				t.Errorf("the denials file's bind: %+v", bind)
+			}
+			if last.Path != "/newroot/run/stockade/denials" || last.Attr&unix.MOUNT_ATTR_RDONLY == 0 || last.Attr&unix.MOUNT_ATTR_NOEXEC == 0 {
+				t.Errorf("the denials file's bind is not read-only: %+v", last)
+			}
+			// Kept before the staging root is entered (its path is
+			// under the base) and sealed (a writer on it would stop
+			// that: the tmpfs is its own).
+			for _, s := range steps {
+				if s.Call == CallKeep {
+					break
+				}
+				if s.Call == CallPivot || s.Call == CallSetattr {
+					t.Errorf("the denials file is kept after %q", s.What)
+				}
 			}
 		case "/home/u/.gitconfig":
 			if m.Kind != File || last.Call != CallMaskAt || last.Source != fileAt(i) || got[len(got)-2].Call != CallTouch || !got[len(got)-2].Strict {

@@ -357,19 +357,51 @@ func (p *program) mount() {
 	if !ready {
 		p.await(msgReady, stepInit)
 	}
+	if p.feedMsg != nil {
+		p.sendFeed()
+	}
 	p.closeStepFDs()
 }
 
 // The descriptors the mount steps open (O_PATH, open_tree) are not closed
 // one by one, a system call each, but all at once: when many are open, and
-// after the last step. Init holds none above 3 but these while it mounts.
+// after the last step. Init holds none above 3 but these while it mounts,
+// and the Feed file's (CallKeep), which it sends after.
 const fdsBeforeClose = 512
 
+// The descriptor CallKeep opened is left open until it is sent (when it
+// is 4, the first close_range is empty and fails, closing nothing).
+//
 //go:nosplit
 //go:norace
 func (p *program) closeStepFDs() {
-	sys(unix.SYS_CLOSE_RANGE, 4, ^uintptr(0), 0, 0, 0, 0)
+	if p.kept > 0 {
+		sys(unix.SYS_CLOSE_RANGE, 4, uintptr(p.kept-1), 0, 0, 0, 0)
+		sys(unix.SYS_CLOSE_RANGE, uintptr(p.kept+1), ^uintptr(0), 0, 0, 0, 0)
+	} else {
+		sys(unix.SYS_CLOSE_RANGE, 4, ^uintptr(0), 0, 0, 0, 0)
+	}
 	p.lastFD = 0
+}
+
+// sendFeed sends the Feed file's descriptor to the supervisor, once the
+// view is built, and leaves init's copy to the close_range after it: the
+// supervisor holds the only writer from then on. Its file is in a tmpfs
+// the staging root held, detached with it, so the sandbox has no path to
+// it but the read-only bind.
+//
+//go:nosplit
+//go:norace
+func (p *program) sendFeed() {
+	if p.kept <= 0 {
+		p.fail(stepMount, len(p.steps), unix.EBADF, ExitSetup)
+	}
+	m := p.feedMsg
+	*(*int32)(unsafe.Pointer(&m.control[m.dataOff])) = int32(p.kept)
+	if e := p.send(m); e != 0 {
+		p.fail(stepMount, len(p.steps), e, ExitSetup)
+	}
+	p.kept = 0
 }
 
 //go:nosplit
@@ -425,6 +457,14 @@ func (p *program) step(s *rawStep) syscall.Errno {
 			off += int(n)
 		}
 		sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		return e
+	case mount.CallKeep:
+		// The staging tmpfs is init's own and fresh: O_EXCL and
+		// O_NOFOLLOW only say so.
+		fd, e := sys(unix.SYS_OPENAT, atFDCWD, path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uintptr(s.mode), 0, 0)
+		if e == 0 {
+			p.kept = int(fd)
+		}
 		return e
 	case mount.CallSymlink:
 		_, e := sys(unix.SYS_SYMLINKAT, ptr(s.source), atFDCWD, path, 0, 0, 0)

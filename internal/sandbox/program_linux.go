@@ -50,6 +50,10 @@ type program struct {
 	// placeholders exist, and makes every mount before it meanwhile.
 	readyAt int
 
+	// feedMsg carries the Feed file's descriptor (mount.CallKeep), nil
+	// without one.
+	feedMsg *message
+
 	tty    bool
 	engine bool // Spec.Engine: say msgBuilt once the view is built
 	ptmx   *byte
@@ -93,6 +97,7 @@ type program struct {
 	st      unix.Stat_t
 	how     unix.OpenHow
 	lastFD  int // the highest descriptor a mount step opened (closeStepFDs)
+	kept    int // the descriptor mount.CallKeep opened, until it is sent; 0: none
 	beneath landlock.PathBeneathAttr
 	report  [16]byte
 	buf     [128]byte
@@ -303,6 +308,10 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		if s.Strict {
 			r.dir, r.name = a.cstr(path.Dir(s.Path)), a.cstr(path.Base(s.Path))
 		}
+	}
+
+	if _, ok := spec.Plan.Feed(); ok {
+		p.feedMsg = newMessage(a, msgFeed, 1)
 	}
 
 	p.tty = x.TTY
@@ -623,6 +632,11 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 			e.Msg = "sending the listeners: " + sysErr("sendmsg")
 		}
 	case stepMount:
+		if m, ok := spec.Plan.Feed(); ok && idx == len(steps) {
+			e.Path = m.Target
+			e.Msg = fmt.Sprintf("sending the descriptor of %s (%s): %s", m.Target, m.Why, sysErr("sendmsg"))
+			break
+		}
 		if idx < 0 || idx >= len(steps) {
 			e.Msg = sysErr("mount")
 			break

@@ -24,7 +24,8 @@ func report(step uint8, idx int, errno syscall.Errno, code int) []byte {
 
 // TestDecode: init's failure reports become the StepError the user sees.
 func TestDecode(t *testing.T) {
-	plan := mount.Plan{Mounts: []mount.Mount{{Kind: mount.Bind, Source: "/w", Target: "/w", IsDir: true, Strict: true, Why: "the workdir"}}}
+	plan := mount.Plan{Mounts: []mount.Mount{{Kind: mount.Bind, Source: "/w", Target: "/w", IsDir: true, Strict: true, Why: "the workdir"},
+		{Kind: mount.Feed, Target: "/run/stockade/denials", ReadOnly: true, Why: "denials"}}}
 	steps := mount.Steps(plan, "/tmp")
 	mountStep := -1
 	for i, s := range steps {
@@ -50,6 +51,7 @@ func TestDecode(t *testing.T) {
 		{"chdir", report(stepChdir, 0, unix.ENOENT, ExitSetup), "chdir", ExitSetup, "ENOENT", "/w/sub", "chdir /w/sub"},
 		{"mount of the workdir", report(stepMount, mountStep, unix.ELOOP, ExitSetup), "mount", ExitSetup, "ELOOP", "/w", "a symlink was put on the path"},
 		{"mount, index out of range", report(stepMount, 0xffff, unix.EPERM, ExitSetup), "mount", ExitSetup, "EPERM", "", "mount"},
+		{"feed", report(stepMount, len(steps), unix.EPIPE, ExitSetup), "mount", ExitSetup, "EPIPE", "/run/stockade/denials", "sending the descriptor of /run/stockade/denials"},
 		{"listener", report(stepNetwork, 1, unix.EADDRINUSE, ExitSetup), "network", ExitSetup, "EADDRINUSE", "", Listeners[1].Addr},
 		{"loopback", report(stepNetwork, idxLoopback, unix.EPERM, ExitSetup), "network", ExitSetup, "EPERM", "", "bringing lo up"},
 		{"send listeners", report(stepNetwork, idxSendListeners, unix.EPIPE, ExitSetup), "network", ExitSetup, "EPIPE", "", "sending the listeners"},
@@ -128,7 +130,7 @@ func TestArgvLen(t *testing.T) {
 }
 
 // TestReadSyncUntakenDescriptors: init's messages that carry descriptors
-// (listeners, the pty master) and that setup stopped before taking are
+// (listeners, the feed file, the pty master) and that setup stopped before taking are
 // not failure reports: the error of a stopped start stays the supervisor's
 // own. A real report after them still counts.
 func TestReadSyncUntakenDescriptors(t *testing.T) {
@@ -139,6 +141,7 @@ func TestReadSyncUntakenDescriptors(t *testing.T) {
 	}{
 		{"listeners", [][]byte{{msgListeners}}, ""},
 		{"pty", [][]byte{{msgPTY}}, ""},
+		{"feed", [][]byte{{msgFeed}}, ""},
 		{"listeners, then a report", [][]byte{{msgListeners}, report(stepChdir, 0, unix.ENOENT, ExitSetup)}, "chdir"},
 		{"garbage", [][]byte{[]byte("zz")}, "init"},
 	} {

@@ -13,6 +13,7 @@
 //	   │ placeholders made            │
 //	   │ "ready" (fd 3) ────────────▶ │ build the root, pivot_root
 //	   │ cgroup: add init's pid       │
+//	   │ ◀── feed file (fd 3) ─────── │ (proxy mode: the denials file, write-only)
 //	   │ ◀── pty master (fd 3) ────── │ (with a terminal: /dev/ptmx inside)
 //	   │ "placed" (fd 3) ───────────▶ │ unshare(CLONE_NEWCGROUP)
 //	   │                              │ no_new_privs, Landlock, drop caps,
@@ -58,6 +59,7 @@ const (
 	msgStarted     = 'S'    // init → supervisor: the command is running
 	msgPTY         = 'T'    // init → supervisor: the master of the command's pty (SCM_RIGHTS)
 	msgListeners   = 'L'    // init → supervisor: the Listeners, in order (SCM_RIGHTS)
+	msgFeed        = 'F'    // init → supervisor: the plan's Feed file, write-only (SCM_RIGHTS)
 )
 
 // Spec is everything init needs to build the sandbox and start the command.
@@ -174,6 +176,11 @@ type Options struct {
 	// OnListeners receives the Listeners init made (when the spec asks),
 	// in their order, before the command starts.
 	OnListeners func(files []*os.File) error
+	// OnFeed receives a write-only descriptor of the plan's Feed file
+	// (mount.Feed), which the sandbox sees read-only and which exists
+	// nowhere else: the callee owns it (nil: it is closed). It runs
+	// before OnPTY, after init built the view.
+	OnFeed func(f *os.File) error
 	// OnPTY receives the master of the command's pseudo-terminal, which
 	// init opens inside when the spec asks for a terminal. The command
 	// starts after OnPTY returns, so the terminal's size can be set first.

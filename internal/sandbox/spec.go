@@ -46,9 +46,10 @@ type Config struct {
 	// (the SSH agent filter's, gh's), which the sandbox sees read-only: it
 	// can connect to the sockets, and neither remove nor replace them.
 	SocketDirs []SocketDir
-	// Denials is the host file of the run's denials, bound read-only at
-	// DenialsAt (mount.Config); "": none.
-	Denials, DenialsAt string
+	// DenialsAt is where the sandbox sees the file of its run's denials,
+	// which init makes and Options.OnFeed receives (mount.Config); "":
+	// none.
+	DenialsAt string
 	// GitConfig is the sanitized git configuration put at .gitconfig in
 	// the sandbox HOME (mount.Config); "": none.
 	GitConfig string
@@ -83,7 +84,7 @@ func (c Config) MountConfig() mount.Config {
 		RO: c.RO, RW: c.RW, Protect: c.Protect, Mask: c.Mask, Unmask: c.Unmask,
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
 		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group, Tun: c.Tun,
-		Denials: c.Denials, DenialsAt: c.DenialsAt, GitConfig: c.GitConfig,
+		DenialsAt: c.DenialsAt, GitConfig: c.GitConfig,
 		GitExclude: c.GitExclude,
 	}
 }

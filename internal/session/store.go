@@ -102,9 +102,10 @@ func (s Store) AuditDir() string        { return filepath.Join(s.Root, "audit") 
 func (s Store) Audit(id string) string  { return filepath.Join(s.AuditDir(), id+".jsonl") }
 func (s Store) file(id string) string   { return filepath.Join(s.Dir(id), "session.json") }
 
-// Denials is the host file of a run's denials, which its sandbox reads
-// (package denial); the run removes it when it ends.
-func (s Store) Denials(id string) string  { return filepath.Join(s.Root, "denials", id) }
+// oldDenials is where an earlier stockade kept the denials files of runs
+// on the host (now they live only in the sandbox); Prune removes what a
+// killed supervisor left there, and the directory once it is empty.
+func (s Store) oldDenials() string        { return filepath.Join(s.Root, "denials") }
 func (s Store) lockFile(id string) string { return filepath.Join(s.Dir(id), "lock") }
 
 // Create makes the directory of a new session and writes its first state.
@@ -389,7 +390,7 @@ func (s Store) Prune() ([]string, error) {
 		}
 		os.Remove(s.Audit(sess.ID))
 		os.Remove(s.Audit(sess.ID) + ".head")
-		os.Remove(s.Denials(sess.ID)) // left by a supervisor that was killed
+		os.Remove(filepath.Join(s.oldDenials(), sess.ID))
 		gone = append(gone, sess.ID)
 	}
 	// Audit logs of sessions deleted earlier go too.
@@ -402,5 +403,6 @@ func (s Store) Prune() ([]string, error) {
 			}
 		}
 	}
+	os.Remove(s.oldDenials())
 	return gone, nil
 }

@@ -26,7 +26,8 @@ func deniedLine(id, host string) *regexp.Regexp {
 // TestWhyForeground: a CONNECT the proxy refuses (curl only says "CONNECT
 // tunnel failed, response 403") leaves a line in /run/stockade/denials,
 // which the command can read and not write; stockade why shows it after
-// the run, and the host file is gone.
+// the run. The file lives only in the sandbox: the run makes nothing of
+// it on the host.
 func TestWhyForeground(t *testing.T) {
 	requireSandbox(t)
 	e := newEnv(t)
@@ -52,10 +53,32 @@ func TestWhyForeground(t *testing.T) {
 	if w.code != 0 || !deniedLine("", "denied.example").MatchString(w.stdout) || !strings.Contains(w.stdout, "session "+id+": 1 denials") {
 		t.Errorf("why: exit %d\n%s%s", w.code, w.stdout, w.stderr)
 	}
-	ents, _ := os.ReadDir(filepath.Join(e.home, ".local/state/stockade/denials"))
-	if len(ents) != 0 {
-		t.Errorf("the run left its denials file on the host: %v", ents)
+	noDenialsOnHost(t, e, id)
+}
+
+// noDenialsOnHost checks that the state directory holds nothing of run
+// id's but its session record and audit log (and the placeholders' stash,
+// which is no run's): no denials file, nor its directory.
+func noDenialsOnHost(t *testing.T, e *env, id string) {
+	t.Helper()
+	state := filepath.Join(e.home, ".local/state/stockade")
+	if _, err := os.Lstat(filepath.Join(state, "denials")); !os.IsNotExist(err) {
+		t.Errorf("the run made the host directory of denials files: %v", err)
 	}
+	filepath.WalkDir(state, func(p string, d os.DirEntry, err error) error {
+		rel, _ := filepath.Rel(state, p)
+		switch {
+		case err != nil:
+			t.Errorf("walking the state directory: %v", err)
+		case strings.Contains(strings.ToLower(rel), "denial"):
+			t.Errorf("the run left %s on the host", p)
+		case d.IsDir() || strings.HasPrefix(rel, "placeholders/"),
+			strings.HasPrefix(rel, "sessions/"+id+"/"), strings.HasPrefix(rel, "audit/"+id+"."):
+		default:
+			t.Errorf("the run left %s on the host, which is neither its session record nor its audit log", p)
+		}
+		return nil
+	})
 }
 
 // TestWhySession: in a session the host's stockade why shows a denial
@@ -92,19 +115,44 @@ cp /run/stockade/denials inside.txt; exec sleep 60`)
 	if w := e.run("", nil, "why", "-s", "nosuch"); w.code == 0 || !strings.Contains(w.stderr, "nosuch") {
 		t.Errorf("why of no session: exit %d\n%s", w.code, w.stderr)
 	}
-	// The session removed its file when it ended; one a killed supervisor
-	// left goes with prune.
+	noDenialsOnHost(t, e, id)
+	// The file an earlier stockade kept on the host, left by a killed
+	// supervisor, goes with prune, and its directory with it.
 	left := filepath.Join(e.home, ".local/state/stockade/denials", id)
-	if _, err := os.Lstat(left); !os.IsNotExist(err) {
-		t.Errorf("the ended session left its denials file: %v", err)
-	}
+	os.MkdirAll(filepath.Dir(left), 0o700)
 	os.WriteFile(left, []byte("left\n"), 0o644)
 	if r := e.run("", nil, "prune"); r.code != 0 {
 		t.Fatalf("prune: exit %d\n%s", r.code, r.stderr)
 	}
-	if _, err := os.Lstat(left); !os.IsNotExist(err) {
-		t.Errorf("prune left the denials file: %v", err)
+	if _, err := os.Lstat(filepath.Dir(left)); !os.IsNotExist(err) {
+		t.Errorf("prune left the old denials file or its directory: %v", err)
 	}
+}
+
+// TestWhyRestart: a session's command started again after a crash runs in
+// a new sandbox with a new denials file, which holds the denials of the
+// earlier start.
+func TestWhyRestart(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sh", "-c", `if [ ! -e started ]; then
+  touch started; curl -s -o /dev/null https://denied.example/; kill -SEGV $$
+fi
+for i in $(seq 100); do grep -q denied.example /run/stockade/denials && break; sleep 0.1; done
+cp /run/stockade/denials inside.txt; exec sleep 60`)
+	defer e.run("", nil, "stop", "-s", id)
+	if !waitFor(func() bool {
+		b, _ := os.ReadFile(filepath.Join(e.workdir, "inside.txt"))
+		return deniedLine(id, "denied.example").Match(b)
+	}) {
+		b, _ := os.ReadFile(filepath.Join(e.workdir, "inside.txt"))
+		t.Fatalf("the restarted command's file (session %+v):\n%s", e.session(id), b)
+	}
+	if s := e.session(id); s.Restarts != 1 {
+		t.Errorf("restarts %d, want 1", s.Restarts)
+	}
+	e.run("", nil, "stop", "-s", id)
+	noDenialsOnHost(t, e, id)
 }
 
 // TestWhyBounded: however many denials the command provokes, the file

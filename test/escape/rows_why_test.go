@@ -7,12 +7,17 @@ import (
 	"time"
 )
 
-// whyRows: the file of the run's denials (/run/stockade/denials) is the
-// supervisor's, on the host; the sandbox sees it read-only, as a mount point
-// in a tmpfs of its own, so the command can neither write nor truncate nor
-// replace it, nor move its directory away and put a forged one in its
-// place, nor forge a line through a denied name. Each row first has a
-// connection denied, so that the file holds a line.
+// whyRows: the file of the run's denials (/run/stockade/denials) lives only
+// in the sandbox: init makes it in a tmpfs of its own staging root, binds
+// it read-only, and hands the supervisor the only descriptor that writes it.
+// The sandbox sees it as a read-only mount point in a tmpfs of its own, so
+// the command can neither write nor truncate nor replace it, nor move its
+// directory away and put a forged one in its place, nor forge a line
+// through a denied name; nor find a writable way to it: no mount of the
+// file's tmpfs is writable in its view (the staging root, detached, took
+// the writable one with it), and init, which made it, keeps no descriptor
+// of it and is not dumpable. Each row first has a connection denied, so
+// that the file holds a line.
 var whyRows = []row{
 	{name: "why_denials_write", args: sh(denyThen("{probe} write /run/stockade/denials")), want: "DENIED EROFS"},
 	{name: "why_denials_truncate", args: sh(denyThen("{probe} truncate /run/stockade/denials")), want: "DENIED EROFS"},
@@ -25,6 +30,16 @@ var whyRows = []row{
 	{name: "why_denials_umount", args: sh(denyThen("{probe} umount /run/stockade/denials")), want: "DENIED EPERM"},
 	{name: "why_denials_dir_umount", args: sh(denyThen("{probe} umount /run/stockade")), want: "DENIED EPERM"},
 	{name: "why_denials_remount_rw", args: sh(denyThen("{probe} remount-rw /run/stockade/denials")), want: "DENIED EPERM"},
+	{name: "why_denials_writable_mount", args: sh(denyThen(`dev=$(awk '$5 == "/run/stockade/denials" {print $3}' /proc/self/mountinfo)
+[ -n "$dev" ] || { echo "NO MOUNT"; exit 0; }
+awk -v d="$dev" '$3 == d && $6 !~ /^ro(,|$)/ {print "OK WRITABLE " $5; f = 1} END {if (!f) print "DENIED NOWRITABLE"}' /proc/self/mountinfo`)),
+		want: "DENIED NOWRITABLE"},
+	// Init's descriptors (root lists them; a user does not see /proc/1).
+	{name: "why_denials_init_fd_link", args: sh(denyThen("for f in /proc/1/fd/*; do {probe} readlink $f; done | sort -u")),
+		want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
+	{name: "why_denials_init_fd_open", args: sh(denyThen("for f in /proc/1/fd/*; do {probe} write $f; done | sort -u")),
+		want: "DENIED EACCES", wantUser: "DENIED ENOENT"},
+	{name: "why_denials_init_getfd", args: sh(denyThen("for n in $(seq 0 16); do {probe} pidfd-getfd 1 $n; done | sort -u")), want: "DENIED EPERM"},
 	// With a container engine, its launcher makes its socket beside the
 	// file: the directory becomes the launcher's, so the command can
 	// neither replace the socket nor the file. (Run by root, the launcher
