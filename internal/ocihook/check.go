@@ -35,6 +35,7 @@ type check struct {
 // checks run in this order; the first refusal stops the container.
 var checks = []check{
 	{"process", checkProcess},
+	{"container", checkContainer},
 	{"user", checkUser},
 	{"groups", checkGroups},
 	{"no_new_privileges", checkNNP},
@@ -92,6 +93,16 @@ func Check(config []byte, f Facts) error {
 func checkProcess(s *Spec, _ *Facts) (string, string) {
 	if s.Process == nil || s.Linux == nil {
 		return "process, linux", "missing"
+	}
+	return "", ""
+}
+
+// checkContainer refuses a config the engine's storage has no record of
+// (a container made with --rootfs, or one whose record could not be read):
+// its root and its image cannot be told.
+func checkContainer(_ *Spec, f *Facts) (string, string) {
+	if f.Container == nil {
+		return "container", "the engine's storage has no record of this container (a --rootfs container?)"
 	}
 	return "", ""
 }
@@ -223,12 +234,15 @@ func nsInode(id string) string {
 	return id
 }
 
+// checkRoot: the root is the container's own layer, not another
+// container's nor an image's, whose files a writable root would change
+// under every container made from it.
 func checkRoot(s *Spec, f *Facts) (string, string) {
 	if s.Root == nil {
 		return "root", "missing"
 	}
-	if _, ok := under(s.Root.Path, []string{f.Storage}); !ok {
-		return "root.path", fmt.Sprintf("%q is outside the engine's storage", s.Root.Path)
+	if want := rootOf(f, f.Container.Layer); filepath.Clean(s.Root.Path) != want {
+		return "root.path", fmt.Sprintf("%q is not the container's own layer %s", s.Root.Path, want)
 	}
 	return "", ""
 }
@@ -314,11 +328,23 @@ func checkRlimits(s *Spec, _ *Facts) (string, string) {
 	return "", ""
 }
 
-var digestRef = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+var digestRef = regexp.MustCompile(`@(sha256:[0-9a-f]{64})$`)
 
+// checkImage reads the image's reference from the engine's record of the
+// container (Container), never from the config, whose annotations the
+// agent sets; and the digest the reference names must be one of the
+// image's own.
 func checkImage(_ *Spec, f *Facts) (string, string) {
-	if f.RequireDigest && !digestRef.MatchString(f.Image) {
-		return "image", fmt.Sprintf("%q is not pinned by digest (--require-digest): use NAME@sha256:...", f.Image)
+	if !f.RequireDigest {
+		return "", ""
+	}
+	c := f.Container
+	m := digestRef.FindStringSubmatch(c.Image)
+	if m == nil {
+		return "image", fmt.Sprintf("%q is not pinned by digest (--require-digest): use NAME@sha256:...", c.Image)
+	}
+	if !slices.Contains(c.ImageDigests, m[1]) {
+		return "image", fmt.Sprintf("%q names a digest the container's image %s does not have", c.Image, c.ImageID)
 	}
 	return "", ""
 }

@@ -37,7 +37,10 @@ func isBind(m Mount) bool {
 }
 
 func checkMounts(s *Spec, f *Facts) (string, string) {
-	allowed := append([]string{f.Workdir, f.Storage}, f.Volumes...)
+	// Of the engine's storage, only the container's own files: the rest
+	// holds the engine's records (LookupContainer reads them) and the
+	// layers of every image and container.
+	allowed := append(append([]string{f.Workdir}, f.Volumes...), ownDirs(f, f.Container.ID)...)
 	for i, m := range s.Mounts {
 		field := fmt.Sprintf("mounts[%d]", i)
 		// Cleaned as the runtime cleans it: /.stockade/./stockade is
@@ -60,7 +63,7 @@ func checkMounts(s *Spec, f *Facts) (string, string) {
 		}
 		dir, ok := under(m.Source, allowed)
 		if !ok {
-			return field + ".source", fmt.Sprintf("%q is outside the workdir, the engine's storage and the named volumes", m.Source)
+			return field + ".source", fmt.Sprintf("%q is outside the workdir, the named volumes and the container's own files", m.Source)
 		}
 		for _, o := range []string{"nosuid", "nodev"} {
 			if !slices.Contains(m.Options, o) {

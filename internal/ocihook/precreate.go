@@ -11,11 +11,16 @@ import (
 	"github.com/stockade-dev/stockade/internal/seal"
 )
 
-// Precreate rewrites a proposed runtime configuration so that it passes
-// Check, narrowing what the container asked for and never widening it: its
-// capability sets are cut down to DefaultCaps, its own seccomp profile is
-// replaced by the canonical one, its entrypoint runs under seal. Fields
-// Precreate does not know are kept as they are.
+// Precreate rewrites a proposed runtime configuration so that the
+// engine's own defaults pass Check, narrowing and never widening: the
+// sandbox user, no_new_privileges, a user namespace of the container's own,
+// nosuid and nodev on every bind, the canonical seccomp profile in place of
+// the engine's, the masks, no core dumps, and the entrypoint under seal.
+// What the agent asked for beyond the policy (a capability beyond the
+// defaults, no seccomp profile at all, a device, a bind from outside) is
+// left as it is, for Check to refuse with its reason: a precreate hook's
+// own error never reaches the agent. Fields Precreate does not know are
+// kept as they are.
 func Precreate(config []byte, f Facts) ([]byte, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
@@ -36,12 +41,6 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 	user["uid"], user["gid"] = f.UID, f.GID
 	delete(user, "additionalGids")
 	process["noNewPrivileges"] = true
-	if c, ok := process["capabilities"].(map[string]any); ok {
-		for _, set := range []string{"bounding", "effective", "permitted"} {
-			c[set] = keepCaps(c[set])
-		}
-		c["inheritable"], c["ambient"] = []string{}, []string{}
-	}
 	var rlimits []any
 	if rl, ok := process["rlimits"].([]any); ok {
 		for _, r := range rl {
@@ -57,7 +56,11 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 		delete(hooks, "createContainer")
 		delete(hooks, "startContainer")
 	}
-	linux["seccomp"] = f.Seccomp
+	if sc, ok := linux["seccomp"]; ok && sc != nil {
+		// No profile at all is seccomp=unconfined, which Check refuses.
+		linux["seccomp"] = f.Seccomp
+	}
+	userNamespace(linux, f.IDs)
 	linux["maskedPaths"] = union(linux["maskedPaths"], MaskedPaths)
 	linux["readonlyPaths"] = union(linux["readonlyPaths"], ReadonlyPaths)
 
@@ -77,6 +80,11 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 					}
 				}
 				mm["options"] = append(opts, ProcOptions...)
+			}
+			if t, _ := mm["type"].(string); t == "bind" || slices.ContainsFunc(stringList(mm["options"]), func(o string) bool { return o == "bind" || o == "rbind" }) {
+				// Where the agent asked for suid or dev, they stay and
+				// undo these: Check refuses them.
+				mm["options"] = union(mm["options"], []string{"nosuid", "nodev"})
 			}
 			mounts = append(mounts, mm)
 		}
@@ -159,14 +167,21 @@ func stringList(v any) []string {
 	return out
 }
 
-func keepCaps(v any) []string {
-	out := []string{}
-	for _, c := range stringList(v) {
-		if slices.Contains(DefaultCaps, c) && !slices.Contains(out, c) {
-			out = append(out, c)
+// userNamespace gives the container a user namespace of its own when it
+// has none (podman makes none unless told to, and the engine's would be
+// shared): ids 0 to n-1 mapped onto the engine's same ids, so that a file
+// keeps its owner, and the container's capabilities count in its own
+// namespace only. A namespace the config already has is left to Check.
+func userNamespace(linux map[string]any, n uint32) {
+	ns, _ := linux["namespaces"].([]any)
+	for _, e := range ns {
+		if m, ok := e.(map[string]any); ok && m["type"] == "user" {
+			return
 		}
 	}
-	return out
+	linux["namespaces"] = append(ns, map[string]any{"type": "user"})
+	identity := []any{map[string]any{"containerID": 0, "hostID": 0, "size": n}}
+	linux["uidMappings"], linux["gidMappings"] = identity, identity
 }
 
 func union(v any, add []string) []string {

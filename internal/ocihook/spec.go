@@ -24,40 +24,47 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // SealPath is where the stockade binary is mounted, read-only, in every
 // container; the entrypoint runs as `SealPath seal --keep-caps --policy ...`.
 const SealPath = "/.stockade/stockade"
 
-// ImageAnnotations are the config annotations the hook CLI reads the image
-// reference from, first found first. Which one the engine stockade starts
-// sets is fixed when the engine is wired in; until then an image without
-// any of them is refused under --require-digest.
-var ImageAnnotations = []string{"io.stockade.image", "io.kubernetes.cri.image-name", "org.opencontainers.image.ref.name"}
-
-// Facts are what a session knows that the hooks check the config against.
+// Facts are what a session knows that the hooks check the config against:
+// the facts file the supervisor writes, where the engine cannot write, and
+// Container, which the createRuntime hook reads from the engine's storage.
 type Facts struct {
-	// Workdir, Storage and Volumes (named volume directories) are the only
-	// places a container may bind a directory from. Storage holds all the
-	// engine keeps: its image and container store and its run root (where
-	// podman writes each container's hosts and resolv.conf), so the engine
-	// is configured with both beneath it.
+	// Workdir and Volumes (named volume directories) are where a
+	// container may bind a directory from, besides its own files in the
+	// engine's storage (see Container).
 	Workdir string   `json:"workdir"`
-	Storage string   `json:"storage"`
 	Volumes []string `json:"volumes"`
+	// Storage is the engine's image and container store (graphroot), RunRoot
+	// its run root, Driver its storage driver ("vfs"): a container's own
+	// files are <Storage or RunRoot>/<Driver>-containers/<id>/userdata, its
+	// root its own layer's directory under Storage.
+	Storage string `json:"storage"`
+	RunRoot string `json:"run_root"`
+	Driver  string `json:"driver"`
 	// Seccomp is the canonical workload profile, as OCI linux.seccomp JSON.
 	Seccomp json.RawMessage `json:"seccomp"`
-	// UID and GID are the sandbox user every container process runs as.
+	// UID and GID are the sandbox user every container process runs as,
+	// in the engine's ids.
 	UID uint32 `json:"uid"`
 	GID uint32 `json:"gid"`
+	// IDs is how many of the engine's ids, from 0, a container's own user
+	// namespace maps onto themselves.
+	IDs uint32 `json:"ids"`
 	// SealSource is the stockade binary's path in the engine's view, bound
 	// read-only at SealPath.
 	SealSource string `json:"seal_source"`
-	// RequireDigest refuses an image named by tag: only name@sha256:... runs.
+	// RequireDigest refuses a container made from an image named by tag:
+	// only name@sha256:... runs.
 	RequireDigest bool `json:"require_digest"`
-	// Image is the reference of the container's image.
-	Image string `json:"image"`
+	// Container is what the engine's storage says of the container the
+	// config is for (LookupContainer); nil refuses it.
+	Container *Container `json:"-"`
 	// EngineNamespaces identifies the engine's own namespaces by type
 	// ("network" -> "net:[4026532011]"), and NamespaceOf tells what a
 	// namespace path in the config names (by default the inode of the
@@ -73,7 +80,6 @@ type Spec struct {
 	Process     *Process          `json:"process"`
 	Root        *Root             `json:"root"`
 	Mounts      []Mount           `json:"mounts"`
-	Annotations map[string]string `json:"annotations"`
 	Linux       *Linux            `json:"linux"`
 	Hooks       *Hooks            `json:"hooks"`
 }
@@ -182,10 +188,10 @@ type DeviceRule struct {
 }
 
 // Validate reports a fact a hook cannot work without: a relative or empty
-// directory, or no canonical seccomp profile (precreate would put none in
-// place).
+// directory, no storage driver, no ids for a container's user namespace, or
+// no canonical seccomp profile (precreate would put none in place).
 func (f Facts) Validate() error {
-	for name, dir := range map[string]string{"workdir": f.Workdir, "storage": f.Storage, "seal_source": f.SealSource} {
+	for name, dir := range map[string]string{"workdir": f.Workdir, "storage": f.Storage, "run_root": f.RunRoot, "seal_source": f.SealSource} {
 		if !filepath.IsAbs(dir) {
 			return fmt.Errorf("the session's facts: %s %q is not an absolute path", name, dir)
 		}
@@ -194,6 +200,12 @@ func (f Facts) Validate() error {
 		if !filepath.IsAbs(v) {
 			return fmt.Errorf("the session's facts: volume %q is not an absolute path", v)
 		}
+	}
+	if f.Driver == "" || strings.ContainsAny(f.Driver, "/.") {
+		return fmt.Errorf("the session's facts: storage driver %q is not a driver's name", f.Driver)
+	}
+	if f.IDs == 0 {
+		return errors.New("the session's facts: no ids for a container's user namespace")
 	}
 	var profile map[string]any
 	if json.Unmarshal(f.Seccomp, &profile) != nil || profile == nil {
