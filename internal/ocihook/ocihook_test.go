@@ -19,17 +19,17 @@ func session(t *testing.T) (Facts, []byte) {
 	t.Helper()
 	base := t.TempDir()
 	f := Facts{
-		Workdir:    filepath.Join(base, "work"),
-		Storage:    filepath.Join(base, "storage"),
-		RunRoot:    filepath.Join(base, "run"),
-		Driver:     "overlay",
-		Volumes:    []string{filepath.Join(base, "volumes", "pg")},
-		Seccomp:    json.RawMessage(`{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}`),
-		UID:        1000,
-		GID:        1000,
-		IDs:        65536,
-		SealSource: filepath.Join(base, "bin", "stockade"),
-		Container:  &Container{ID: "abc", Layer: "abc", Image: "registry.test/busybox:1", ImageID: "1234", ImageDigests: []string{"sha256:" + strings.Repeat("ab", 32)}},
+		Workdir:          filepath.Join(base, "work"),
+		Storage:          filepath.Join(base, "storage"),
+		RunRoot:          filepath.Join(base, "run"),
+		Driver:           "overlay",
+		Volumes:          []string{filepath.Join(base, "volumes", "pg")},
+		Seccomp:          json.RawMessage(`{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}`),
+		UID:              1000,
+		GID:              1000,
+		IDs:              65536,
+		SealSource:       filepath.Join(base, "bin", "stockade"),
+		Container:        &Container{ID: "abc", Layer: "abc", Image: "registry.test/busybox:1", ImageID: "1234", ImageDigests: []string{"sha256:" + strings.Repeat("ab", 32)}},
 		EngineNamespaces: map[string]string{"network": "net:[1]", "pid": "pid:[1]"},
 		NamespaceOf: func(path string) (string, error) {
 			ids := map[string]string{"/run/user/1000/netns/netns-abc": "net:[2]", "/proc/1/ns/net": "net:[1]"}

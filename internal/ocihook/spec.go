@@ -77,11 +77,11 @@ type Facts struct {
 // Spec is the part of an OCI runtime configuration (config.json) the hooks
 // read.
 type Spec struct {
-	Process     *Process          `json:"process"`
-	Root        *Root             `json:"root"`
-	Mounts      []Mount           `json:"mounts"`
-	Linux       *Linux            `json:"linux"`
-	Hooks       *Hooks            `json:"hooks"`
+	Process *Process `json:"process"`
+	Root    *Root    `json:"root"`
+	Mounts  []Mount  `json:"mounts"`
+	Linux   *Linux   `json:"linux"`
+	Hooks   *Hooks   `json:"hooks"`
 }
 
 // Hooks are the OCI hooks the config asks the runtime to run. Only those
