@@ -14,6 +14,7 @@ var allEvents = []string{
 	EventStart, EventStop, EventRestart, EventAttach, EventDetach, EventSignal, EventInitFailure,
 	EventWarning, EventTamper, EventNetworkDenied, EventNetworkRule, EventDNSDenied, EventConnection,
 	EventAuthRequest, EventAuthDenied, EventFinding, EventSuppressed, EventLogEnd, EventDropped, EventGap,
+	EventContainerRefused,
 }
 
 func TestKindsTable(t *testing.T) {
@@ -58,6 +59,8 @@ func TestRender(t *testing.T) {
 		{SourceSupervisor, EventInitFailure, `{"step":"landlock","error":"landlock: ABI 2 < 3","status":125}`,
 			"supervisor: sandbox setup failed at step landlock: landlock: ABI 2 < 3 (exit status 125)"},
 		{SourceSupervisor, EventWarning, `{"message":"memory limit NOT enforced"}`, "supervisor: warning: memory limit NOT enforced"},
+		{SourceEngine, EventContainerRefused, `{"check":"capabilities","field":"process.capabilities.bounding","reason":"CAP_SYS_ADMIN is beyond the default set","container":"0ebd","image":"localhost/img:latest"}`,
+			"engine: container refused (check capabilities): process.capabilities.bounding: CAP_SYS_ADMIN is beyond the default set (container 0ebd, image localhost/img:latest)"},
 		{SourceTripwire, EventTamper, `{"path":"/home/u/.bashrc","op":"write","action":"session killed"}`,
 			"tripwire: protected path changed: /home/u/.bashrc (write); session killed"},
 		{SourceEgress, EventNetworkDenied, `{"host":"169.254.169.254","port":80,"reason":"link-local"}`,

@@ -63,14 +63,18 @@ func (c *hookPrecreateCmd) run(in io.Reader, out io.Writer) error {
 
 type hookCreateRuntimeCmd struct{ hookFacts }
 
-// Run prints a refusal as it is, one line, for the engine to hand to
-// the agent as its error, and reports it to the session.
+// Run prints a refusal as it is, one line, and puts it where the engine
+// reads the runtime's error from, for the engine to hand to the agent as
+// its error; and reports it to the session.
 func (c *hookCreateRuntimeCmd) Run() error {
 	var st state
 	err := c.run(os.Stdin, &st)
 	var r *ocihook.Refusal
 	if errors.As(err, &r) {
 		fmt.Fprintln(os.Stderr, r)
+		if st.runtimeLog != "" {
+			runtimeError(st.runtimeLog, r.Error())
+		}
 		if c.Events != "" {
 			// Best effort: the refusal stands whether or not the
 			// session hears of it.
@@ -81,12 +85,13 @@ func (c *hookCreateRuntimeCmd) Run() error {
 	return err
 }
 
-// state is the OCI state a hook gets on stdin: the container's id and its
-// bundle; image is filled from the engine's record of the container.
+// state is the OCI state a hook gets on stdin: the container's id; image
+// is filled from the engine's record of the container, and runtimeLog is
+// where the engine reads the runtime's error.
 type state struct {
-	ID     string `json:"id"`
-	Bundle string `json:"bundle"`
-	image  string
+	ID         string `json:"id"`
+	image      string
+	runtimeLog string
 }
 
 func (c *hookCreateRuntimeCmd) run(in io.Reader, st *state) error {
@@ -94,10 +99,18 @@ func (c *hookCreateRuntimeCmd) run(in io.Reader, st *state) error {
 	if err != nil {
 		return err
 	}
-	if err := json.NewDecoder(io.LimitReader(in, maxHookInput)).Decode(st); err != nil || st.Bundle == "" {
-		return fmt.Errorf("reading the OCI state from stdin: want a JSON object with a bundle (%v)", err)
+	if err := json.NewDecoder(io.LimitReader(in, maxHookInput)).Decode(st); err != nil || st.ID == "" {
+		return fmt.Errorf("reading the OCI state from stdin: want a JSON object with an id (%v)", err)
 	}
-	config, err := os.ReadFile(filepath.Join(st.Bundle, "config.json"))
+	st.runtimeLog = ocihook.RuntimeLog(f, st.ID)
+	// The config is the one in the engine's bundle of the container, found
+	// by its id: the state's bundle is not always the bundle's path (crun
+	// says "/" for a --privileged container).
+	bundle := ocihook.Bundle(f, st.ID)
+	if bundle == "" {
+		return &ocihook.Refusal{Check: "container", Field: "id", Reason: fmt.Sprintf("%q is not a storage id", st.ID)}
+	}
+	config, err := os.ReadFile(filepath.Join(bundle, "config.json"))
 	if err != nil {
 		return fmt.Errorf("reading the container's config: %w", err)
 	}
@@ -114,6 +127,27 @@ func (c *hookCreateRuntimeCmd) run(in io.Reader, st *state) error {
 	}
 	st.image = f.Container.Image
 	return ocihook.Check(config, f)
+}
+
+// runtimeError puts msg in place of the runtime's log, for the engine to
+// report as the runtime's error: the runtime (crun) reports a failed hook
+// by its path and status alone, and drops what the hook wrote. The engine
+// (podman) reads the log once the runtime has failed and takes it for the
+// error when it holds one JSON object; the runtime holds the log it
+// opened, and what it appends goes to the file this one replaces.
+func runtimeError(log, msg string) {
+	b, err := json.Marshal(map[string]string{"msg": msg, "level": "error"})
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(log), ".stockade-refusal-")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if tmp.Close() != nil || err != nil || os.Rename(tmp.Name(), log) != nil {
+		os.Remove(tmp.Name())
+	}
 }
 
 // report sends r to the session's events socket, waiting a second at most.

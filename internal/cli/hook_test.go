@@ -25,7 +25,8 @@ func hookSession(t *testing.T) (facts string, f ocihook.Facts, config []byte) {
 	base := t.TempDir()
 	f = ocihook.Facts{
 		Workdir: filepath.Join(base, "work"), Storage: filepath.Join(base, "storage"), RunRoot: filepath.Join(base, "run"),
-		Driver: "overlay", Volumes: []string{filepath.Join(base, "vol")}, UID: 1000, GID: 1000, IDs: 65536,
+		Driver: "overlay", Volumes: []string{filepath.Join(base, "vol")}, UID: 1000, GID: 1000,
+		UIDs: []ocihook.IDRange{{Start: 0, Count: 65536}}, GIDs: []ocihook.IDRange{{Start: 0, Count: 65536}},
 		Seccomp:    json.RawMessage(`{"defaultAction": "SCMP_ACT_ERRNO"}`),
 		SealSource: filepath.Join(base, "stockade"),
 		// The test's network namespace path is a stand-in for the
@@ -96,23 +97,24 @@ func TestHookContract(t *testing.T) {
 		{"podman's own", raw, 1, "stockade refused the container (check user): process.user: uid 0 gid 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			bundle := t.TempDir()
-			os.WriteFile(filepath.Join(bundle, "config.json"), tt.config, 0o644)
-			st, _ := json.Marshal(map[string]any{"ociVersion": "1.2.0", "id": ctrID, "status": "creating", "pid": 1, "bundle": bundle})
-			code, stderr := runWithStdin(t, st, "stockade", "hook", "createruntime", "--facts", facts)
+			code, stderr := createRuntime(t, facts, tt.config)
 			if code != tt.code || !strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") > 1 {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.stderr)
 			}
 		})
 	}
-	code, stderr := runWithStdin(t, []byte(`{"id": "abc"}`), "stockade", "hook", "createruntime", "--facts", facts)
-	if code == 0 || !strings.Contains(stderr, "bundle") {
-		t.Errorf("state without a bundle: exit %d, %q", code, stderr)
+	code, stderr := runWithStdin(t, []byte(`{"bundle": "/"}`), "stockade", "hook", "createruntime", "--facts", facts)
+	if code == 0 || !strings.Contains(stderr, "id") {
+		t.Errorf("state without an id: exit %d, %q", code, stderr)
+	}
+	code, stderr = runWithStdin(t, []byte(`{"id": "../../x"}`), "stockade", "hook", "createruntime", "--facts", facts)
+	if code != 1 || !strings.Contains(stderr, "(check container)") {
+		t.Errorf("state with a path for an id: exit %d, %q", code, stderr)
 	}
 	var r *ocihook.Refusal
 	cr := hookCreateRuntimeCmd{hookFacts{Facts: facts}}
-	if err := cr.run(strings.NewReader(`{"bundle": "/nonexistent"}`), &state{}); err == nil || errors.As(err, &r) {
-		t.Errorf("missing bundle: %v", err)
+	if err := cr.run(strings.NewReader(`{"id": "`+strings.Repeat("f", 64)+`"}`), &state{}); err == nil || errors.As(err, &r) {
+		t.Errorf("no bundle: %v", err)
 	}
 }
 
@@ -182,9 +184,12 @@ func TestHookHidden(t *testing.T) {
 // and returns its exit status and stderr.
 func createRuntime(t *testing.T, facts string, config []byte, extra ...string) (int, string) {
 	t.Helper()
-	bundle := t.TempDir()
-	os.WriteFile(filepath.Join(bundle, "config.json"), config, 0o644)
-	st, _ := json.Marshal(map[string]any{"ociVersion": "1.2.0", "id": ctrID, "status": "creating", "pid": 1, "bundle": bundle})
+	var f ocihook.Facts
+	b, _ := os.ReadFile(facts)
+	json.Unmarshal(b, &f)
+	os.WriteFile(filepath.Join(ocihook.Bundle(f, ctrID), "config.json"), config, 0o644)
+	// The state's bundle is not where the config is read from.
+	st, _ := json.Marshal(map[string]any{"ociVersion": "1.2.0", "id": ctrID, "status": "creating", "pid": 1, "bundle": "/"})
 	return runWithStdin(t, st, append([]string{"stockade", "hook", "createruntime", "--facts", facts}, extra...)...)
 }
 
@@ -224,9 +229,13 @@ func TestHookRequireDigest(t *testing.T) {
 }
 
 // TestHookReportsRefusal: a refusal goes to the session's events socket
-// as one line naming the check, the field and the container.
+// as one line naming the check, the field and the container; and it takes
+// the place of the runtime's log, where the engine reads the runtime's
+// error from.
 func TestHookReportsRefusal(t *testing.T) {
-	facts, _, raw := hookSession(t)
+	facts, f, raw := hookSession(t)
+	runtimeLog := ocihook.RuntimeLog(f, ctrID)
+	os.WriteFile(runtimeLog, []byte(`{"msg": "an earlier line"}`+"\n"), 0o600)
 	sock := filepath.Join(t.TempDir(), "events.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -254,5 +263,10 @@ func TestHookReportsRefusal(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no report on the events socket")
+	}
+	var logged struct{ Msg string }
+	b, _ := os.ReadFile(runtimeLog)
+	if err := json.Unmarshal(b, &logged); err != nil || !strings.HasPrefix(logged.Msg, "stockade refused the container (check user)") {
+		t.Errorf("the runtime's log holds %q (%v)", b, err)
 	}
 }

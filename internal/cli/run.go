@@ -30,10 +30,11 @@ import (
 
 type runCmd struct {
 	policyFlags
-	Detach     bool     `short:"d" help:"Start a session in the background and print its ID."`
-	Tripwire   bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
-	Containers bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
-	Command    []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
+	Detach        bool     `short:"d" help:"Start a session in the background and print its ID."`
+	Tripwire      bool     `help:"Stop the run if a protected or masked host path changes, and log TAMPER; sessions always restore those paths at the end, a foreground run does with this flag."`
+	Containers    bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
+	RequireDigest bool     `name:"require-digest" help:"With --containers: refuse a container whose image is not named by digest (NAME@sha256:...)."`
+	Command       []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
 
 	// Set by the agent commands (agent.go), not by flags.
 	homeName string                                                   // the sandbox HOME's name (sandboxhome.Rel)
@@ -188,6 +189,9 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if len(argv) == 0 {
 		return job.Job{}, policy.Resolved{}, "", usageError{errors.New("no command given; usage: stockade run [flags] -- CMD [ARGS...]")}
 	}
+	if c.RequireDigest && !c.Containers {
+		return job.Job{}, policy.Resolved{}, "", usageError{errors.New("--require-digest applies to the containers of --containers; add --containers")}
+	}
 	r, home, err := c.resolve()
 	if err != nil {
 		return job.Job{}, r, "", err
@@ -251,7 +255,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		Argv: argv, Env: env,
 	}
 	if c.Containers {
-		j.Containers = true
+		j.Containers, j.RequireDigest = true, c.RequireDigest
 		j.EngineLog = filepath.Join(stateHome(home), "stockade", "engine", id+".log")
 	}
 	if c.prepare != nil {

@@ -4,7 +4,6 @@ package engine
 
 import (
 	"errors"
-	"os"
 	"time"
 )
 
@@ -25,7 +24,7 @@ func Check() (Host, error) { return Host{}, ErrNotSupported }
 type Engine struct{ Started time.Duration }
 
 // New prepares nothing here.
-func New(Host, *os.File) *Engine { return &Engine{} }
+func New(Host, Options) *Engine { return &Engine{} }
 
 // MapIDs fails here.
 func (e *Engine) MapIDs(int) error { return ErrNotSupported }

@@ -59,6 +59,9 @@ func checkMounts(s *Spec, f *Facts) (string, string) {
 			if where != "" && m.Destination != where {
 				return field + ".destination", fmt.Sprintf("a %s mount belongs at %s, not %s", m.Type, where, m.Destination)
 			}
+			if ReadonlyTypes[m.Type] && (!slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rw")) {
+				return field + ".options", fmt.Sprintf("a %s mount must be read-only", m.Type)
+			}
 			continue
 		}
 		dir, ok := under(m.Source, allowed)

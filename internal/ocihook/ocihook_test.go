@@ -27,7 +27,8 @@ func session(t *testing.T) (Facts, []byte) {
 		Seccomp:          json.RawMessage(`{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]}`),
 		UID:              1000,
 		GID:              1000,
-		IDs:              65536,
+		UIDs:             []IDRange{{0, 1}, {1, 65536}},
+		GIDs:             []IDRange{{0, 1}, {1, 65535}},
 		SealSource:       filepath.Join(base, "bin", "stockade"),
 		Container:        &Container{ID: "abc", Layer: "abc", Image: "registry.test/busybox:1", ImageID: "1234", ImageDigests: []string{"sha256:" + strings.Repeat("ab", 32)}},
 		EngineNamespaces: map[string]string{"network": "net:[1]", "pid": "pid:[1]"},
@@ -178,6 +179,7 @@ func TestCheck(t *testing.T) {
 		{"overlay mount", "mounts", "mounts[11].type", func(m cfg) {
 			addMount(m, cfg{"destination": "/x", "type": "overlay", "source": "overlay", "options": []string{"lowerdir=/"}})
 		}, nil},
+		{"writable sysfs", "mounts", "mounts[2].options", func(m cfg) { mount(m, 2)["options"] = []any{"nosuid", "noexec", "nodev", "rw"} }, nil},
 		{"mounting the engine's proc", "mounts", "mounts[11].destination", func(m cfg) {
 			addMount(m, cfg{"destination": "/p", "type": "proc", "source": "proc"})
 		}, nil},
@@ -303,7 +305,7 @@ func TestFactsRequired(t *testing.T) {
 		"relative volume":  func(f *Facts) { f.Volumes = []string{"pg"} },
 		"no driver":        func(f *Facts) { f.Driver = "" },
 		"driver with dots": func(f *Facts) { f.Driver = ".." },
-		"no ids":           func(f *Facts) { f.IDs = 0 },
+		"no ids":           func(f *Facts) { f.GIDs = nil },
 	} {
 		ff := f
 		change(&ff)
@@ -415,9 +417,15 @@ func TestPrecreateUserNamespace(t *testing.T) {
 		}
 	}
 	json.Unmarshal(out, &got)
-	want := []map[string]uint32{{"containerID": 0, "hostID": 0, "size": f.IDs}}
+	want := func(ids []IDRange) []map[string]uint32 {
+		var m []map[string]uint32
+		for _, r := range ids {
+			m = append(m, map[string]uint32{"containerID": r.Start, "hostID": r.Start, "size": r.Count})
+		}
+		return m
+	}
 	if !slices.ContainsFunc(got.Linux.Namespaces, func(n Namespace) bool { return n.Type == "user" && n.Path == "" }) ||
-		!reflect.DeepEqual(got.Linux.UIDMappings, want) || !reflect.DeepEqual(got.Linux.GIDMappings, want) {
+		!reflect.DeepEqual(got.Linux.UIDMappings, want(f.UIDs)) || !reflect.DeepEqual(got.Linux.GIDMappings, want(f.GIDs)) {
 		t.Errorf("after precreate: %+v", got.Linux)
 	}
 	// The config's own namespace and maps stay.

@@ -60,7 +60,7 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 		// No profile at all is seccomp=unconfined, which Check refuses.
 		linux["seccomp"] = f.Seccomp
 	}
-	userNamespace(linux, f.IDs)
+	userNamespace(linux, f.UIDs, f.GIDs)
 	linux["maskedPaths"] = union(linux["maskedPaths"], MaskedPaths)
 	linux["readonlyPaths"] = union(linux["readonlyPaths"], ReadonlyPaths)
 
@@ -80,6 +80,12 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 					}
 				}
 				mm["options"] = append(opts, ProcOptions...)
+			}
+			if t, _ := mm["type"].(string); ReadonlyTypes[t] {
+				// --privileged asks for them writable: the kernel
+				// refuses a writable sysfs here before the checks run,
+				// and no container needs to write them.
+				mm["options"] = union(slices.DeleteFunc(stringList(mm["options"]), func(o string) bool { return o == "rw" }), []string{"ro"})
 			}
 			if t, _ := mm["type"].(string); t == "bind" || slices.ContainsFunc(stringList(mm["options"]), func(o string) bool { return o == "bind" || o == "rbind" }) {
 				// Where the agent asked for suid or dev, they stay and
@@ -169,10 +175,10 @@ func stringList(v any) []string {
 
 // userNamespace gives the container a user namespace of its own when it
 // has none (podman makes none unless told to, and the engine's would be
-// shared): ids 0 to n-1 mapped onto the engine's same ids, so that a file
-// keeps its owner, and the container's capabilities count in its own
-// namespace only. A namespace the config already has is left to Check.
-func userNamespace(linux map[string]any, n uint32) {
+// shared): the engine's ids mapped onto themselves, so that a file keeps
+// its owner, and the container's capabilities count in its own namespace
+// only. A namespace the config already has is left to Check.
+func userNamespace(linux map[string]any, uids, gids []IDRange) {
 	ns, _ := linux["namespaces"].([]any)
 	for _, e := range ns {
 		if m, ok := e.(map[string]any); ok && m["type"] == "user" {
@@ -180,8 +186,15 @@ func userNamespace(linux map[string]any, n uint32) {
 		}
 	}
 	linux["namespaces"] = append(ns, map[string]any{"type": "user"})
-	identity := []any{map[string]any{"containerID": 0, "hostID": 0, "size": n}}
-	linux["uidMappings"], linux["gidMappings"] = identity, identity
+	linux["uidMappings"], linux["gidMappings"] = identity(uids), identity(gids)
+}
+
+func identity(ids []IDRange) []any {
+	var m []any
+	for _, r := range ids {
+		m = append(m, map[string]any{"containerID": r.Start, "hostID": r.Start, "size": r.Count})
+	}
+	return m
 }
 
 func union(v any, add []string) []string {

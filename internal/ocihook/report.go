@@ -14,3 +14,15 @@ type Report struct {
 
 // MaxReport bounds one report line, its newline included.
 const MaxReport = 8 << 10
+
+// Fields are r as an audit event's fields (audit.EventContainerRefused).
+func (r Report) Fields() map[string]any {
+	f := map[string]any{"check": r.Check, "field": r.Field, "reason": r.Reason}
+	if r.Container != "" {
+		f["container"] = r.Container
+	}
+	if r.Image != "" {
+		f["image"] = r.Image
+	}
+	return f
+}

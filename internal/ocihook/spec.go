@@ -53,9 +53,12 @@ type Facts struct {
 	// in the engine's ids.
 	UID uint32 `json:"uid"`
 	GID uint32 `json:"gid"`
-	// IDs is how many of the engine's ids, from 0, a container's own user
-	// namespace maps onto themselves.
-	IDs uint32 `json:"ids"`
+	// UIDs and GIDs are the engine's ids, one range per line of its own
+	// maps: a container's own user namespace maps each onto itself (the
+	// kernel takes a line of a map only when it falls within one line of
+	// the parent's).
+	UIDs []IDRange `json:"uids"`
+	GIDs []IDRange `json:"gids"`
 	// SealSource is the stockade binary's path in the engine's view, bound
 	// read-only at SealPath.
 	SealSource string `json:"seal_source"`
@@ -72,6 +75,12 @@ type Facts struct {
 	// container joining one of the engine's is refused.
 	EngineNamespaces map[string]string            `json:"engine_namespaces"`
 	NamespaceOf      func(string) (string, error) `json:"-"`
+}
+
+// IDRange is Count ids from Start.
+type IDRange struct {
+	Start uint32 `json:"start"`
+	Count uint32 `json:"count"`
 }
 
 // Spec is the part of an OCI runtime configuration (config.json) the hooks
@@ -204,7 +213,7 @@ func (f Facts) Validate() error {
 	if f.Driver == "" || strings.ContainsAny(f.Driver, "/.") {
 		return fmt.Errorf("the session's facts: storage driver %q is not a driver's name", f.Driver)
 	}
-	if f.IDs == 0 {
+	if len(f.UIDs) == 0 || len(f.GIDs) == 0 {
 		return errors.New("the session's facts: no ids for a container's user namespace")
 	}
 	var profile map[string]any

@@ -130,3 +130,22 @@ func ownDirs(f *Facts, id string) []string {
 		filepath.Join(f.RunRoot, f.Driver+"-containers", id, "userdata"),
 	}
 }
+
+// Bundle is the engine's (podman's) bundle directory of the container with
+// the given id, where its config.json is, or "" for an id that is not a
+// storage id.
+func Bundle(f Facts, id string) string {
+	if !storageID.MatchString(id) {
+		return ""
+	}
+	return ownDirs(&f, id)[0]
+}
+
+// RuntimeLog is where the engine (podman) has the runtime log its errors
+// for the container with the given id (a storage id), or "" for another.
+func RuntimeLog(f Facts, id string) string {
+	if !storageID.MatchString(id) {
+		return ""
+	}
+	return filepath.Join(ownDirs(&f, id)[1], "oci-log")
+}
