@@ -262,6 +262,14 @@ func checkHooks(s *Spec, _ *Facts) (string, string) {
 }
 
 func checkDevices(s *Spec, _ *Facts) (string, string) {
+	if a, ok := s.Annotations[AskedDevices]; ok {
+		var asked []Device
+		if json.Unmarshal([]byte(a), &asked) != nil || len(asked) == 0 {
+			return "annotations." + AskedDevices, "not a list of devices"
+		}
+		d := asked[0]
+		return "linux.devices", fmt.Sprintf("%s (%s %d:%d) is not a default device", d.Path, d.Type, d.Major, d.Minor)
+	}
 	for i, d := range s.Linux.Devices {
 		if !slices.Contains(DefaultDevices, d) {
 			return fmt.Sprintf("linux.devices[%d]", i), fmt.Sprintf("%s (%s %d:%d) is not a default device", d.Path, d.Type, d.Major, d.Minor)

@@ -220,6 +220,9 @@ func TestCheck(t *testing.T) {
 		{"--device /dev/sda", "devices", "linux.devices[0]", func(m cfg) {
 			lin(m)["devices"] = []any{cfg{"path": "/dev/sda", "type": "b", "major": 8, "minor": 0}}
 		}, nil},
+		{"a device precreate set aside", "devices", "linux.devices", func(m cfg) {
+			m["annotations"] = cfg{AskedDevices: `[{"path": "/dev/sda", "type": "b", "major": 8, "minor": 0}]`}
+		}, nil},
 		{"device cgroup allows all", "devices", "linux.resources.devices[2]", func(m cfg) {
 			r := lin(m)["resources"].(cfg)
 			r["devices"] = append(r["devices"].([]any), cfg{"allow": true, "access": "rwm"})

@@ -61,6 +61,9 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 		linux["seccomp"] = f.Seccomp
 	}
 	userNamespace(linux, f.UIDs, f.GIDs)
+	if err := moveAskedDevices(cfg, linux); err != nil {
+		return nil, err
+	}
 	linux["maskedPaths"] = union(linux["maskedPaths"], MaskedPaths)
 	linux["readonlyPaths"] = union(linux["readonlyPaths"], ReadonlyPaths)
 
@@ -171,6 +174,34 @@ func stringList(v any) []string {
 		}
 	}
 	return out
+}
+
+// moveAskedDevices moves the devices beyond DefaultDevices from
+// linux.devices to the AskedDevices annotation (see there).
+func moveAskedDevices(cfg, linux map[string]any) error {
+	devs, _ := linux["devices"].([]any)
+	var keep, asked []any
+	for _, d := range devs {
+		var dev Device
+		if b, err := json.Marshal(d); err != nil || json.Unmarshal(b, &dev) != nil {
+			return fmt.Errorf("reading the container's config: linux.devices holds %v, not a device", d)
+		}
+		if slices.Contains(DefaultDevices, dev) {
+			keep = append(keep, d)
+		} else {
+			asked = append(asked, d)
+		}
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(asked)
+	if err != nil {
+		return err
+	}
+	linux["devices"] = keep
+	object(cfg, "annotations")[AskedDevices] = string(b)
+	return nil
 }
 
 // userNamespace gives the container a user namespace of its own when it

@@ -27,6 +27,12 @@ import (
 	"strings"
 )
 
+// AskedDevices is the annotation in which precreate keeps the devices a
+// config asked for beyond DefaultDevices, for the createRuntime check to
+// refuse: the runtime makes a container's devices before it runs that
+// hook, and would fail on them first with an error that names no policy.
+const AskedDevices = "io.stockade.asked-devices"
+
 // SealPath is where the stockade binary is mounted, read-only, in every
 // container; the entrypoint runs as `SealPath seal --keep-caps --policy ...`.
 const SealPath = "/.stockade/stockade"
@@ -89,8 +95,11 @@ type Spec struct {
 	Process *Process `json:"process"`
 	Root    *Root    `json:"root"`
 	Mounts  []Mount  `json:"mounts"`
-	Linux   *Linux   `json:"linux"`
-	Hooks   *Hooks   `json:"hooks"`
+	// Annotations are the agent's to set (--annotation): only
+	// AskedDevices is read, and it can only refuse.
+	Annotations map[string]string `json:"annotations"`
+	Linux       *Linux            `json:"linux"`
+	Hooks       *Hooks            `json:"hooks"`
 }
 
 // Hooks are the OCI hooks the config asks the runtime to run. Only those
