@@ -11,15 +11,28 @@ import (
 // Paths of the engine's own root, which only the engine's mount namespace
 // has (the command's view has none of them).
 const (
-	confDir    = "/stockade-engine"         // generated, read-only to the engine
-	storage    = "/stockade-engine/storage" // images and containers
-	runRoot    = "/run/containers/storage"  // the storage's locks, and each container's hosts, resolv.conf
-	driver     = "vfs"
-	hooksDir   = "/stockade-engine/hooks.d"         // the OCI hooks' definitions
-	factsFile  = "/stockade-engine/facts.json"      // the session's facts, for the hooks
-	binary     = "/stockade-engine/stockade"        // the stockade binary: the hooks, and seal in each container
-	eventsSock = "/stockade-engine/events.sock"     // the hooks report refusals here, to the supervisor
-	volumes    = "/stockade-engine/storage/volumes" // named volumes
+	confDir  = "/stockade-engine"         // generated, read-only to the engine
+	storage  = "/stockade-engine/storage" // images and containers
+	runRoot  = "/run/containers/storage"  // the storage's locks, and each container's hosts, resolv.conf
+	driver   = "vfs"
+	hooksDir = "/stockade-engine/hooks.d"         // the OCI hooks' definitions
+	binary   = "/stockade-engine/stockade"        // the stockade binary: the hooks, and seal in each container
+	volumes  = "/stockade-engine/storage/volumes" // named volumes
+)
+
+// Paths in the engine's root that stockade run there (the hooks, the
+// runtime) knows.
+const (
+	// FactsFile holds the session's facts (ocihook.Facts).
+	FactsFile = "/stockade-engine/facts.json"
+	// EventsSocket is where the hooks and the runtime report a refusal to
+	// the supervisor.
+	EventsSocket = "/stockade-engine/events.sock"
+	// RuntimeName is the name of the stockade binary as the engine's OCI
+	// runtime (a link to binary): stockade checks what the hooks do not
+	// see and runs the real runtime (ocihook.RuntimeCall).
+	RuntimeName = "stockade-runtime"
+	runtimePath = "/stockade-engine/" + RuntimeName
 )
 
 // containersConf is the engine's containers.conf. Every container runs
@@ -28,7 +41,8 @@ const (
 // first slice, with no network but its own loopback: slirp4netns, whose
 // sockets would be in the sandbox's network namespace so that what a
 // container sends leaves only through stockade's proxies, needs a
-// /dev/net/tun the sandbox's view does not have yet. Its default
+// /dev/net/tun the sandbox's view does not have yet. Its runtime, still
+// "crun" to the engine, is stockade in front of crun (RuntimeName). Its default
 // capabilities are the hooks' (ocihook.DefaultCaps): one beyond them is
 // one the agent asked for, which the createRuntime check refuses by name.
 func containersConf() string {
@@ -44,7 +58,10 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 runtime = "crun"
 hooks_dir = [%q]
-`, quoted(ocihook.DefaultCaps), hooksDir)
+
+[engine.runtimes]
+crun = [%q]
+`, quoted(ocihook.DefaultCaps), hooksDir, runtimePath)
 }
 
 func quoted(s []string) string {
@@ -72,8 +89,8 @@ func hooks() map[string]string {
 		return string(b)
 	}
 	return map[string]string{
-		"stockade-precreate.json":     hook("precreate", "precreate", "--facts", factsFile),
-		"stockade-createruntime.json": hook("createRuntime", "createruntime", "--facts", factsFile, "--events", eventsSock),
+		"stockade-precreate.json":     hook("precreate", "precreate", "--facts", FactsFile),
+		"stockade-createruntime.json": hook("createRuntime", "createruntime", "--facts", FactsFile, "--events", EventsSocket),
 	}
 }
 

@@ -32,6 +32,7 @@ func (e *Engine) facts() (ocihook.Facts, error) {
 		UIDs:          ranges(e.host.UIDs.Engine),
 		GIDs:          ranges(e.host.GIDs.Engine),
 		SealSource:    binary,
+		Runtime:       tool("crun"),
 		RequireDigest: e.opt.RequireDigest,
 	}, nil
 }

@@ -141,7 +141,10 @@ func writeConf(l launch, events *os.File) error {
 	if err := copySelf(filepath.Join(newRoot, binary)); err != nil {
 		return err
 	}
-	sock := filepath.Join(newRoot, eventsSock)
+	if err := os.Link(filepath.Join(newRoot, binary), filepath.Join(newRoot, runtimePath)); err != nil {
+		return fmt.Errorf("linking the engine's runtime: %w", err)
+	}
+	sock := filepath.Join(newRoot, EventsSocket)
 	if err := unix.Bind(int(events.Fd()), &unix.SockaddrUnix{Name: sock}); err != nil {
 		return fmt.Errorf("making the hooks' events socket: %w", os.NewSyscallError("bind", err))
 	}

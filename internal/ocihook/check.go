@@ -130,7 +130,11 @@ func checkNNP(s *Spec, _ *Facts) (string, string) {
 	return "", ""
 }
 
-func checkCaps(s *Spec, _ *Facts) (string, string) {
+func checkCaps(s *Spec, _ *Facts) (string, string) { return capsWithin(s, nil) }
+
+// capsWithin refuses a capability beyond DefaultCaps in any set, and one
+// beyond inherit in the inheritable and ambient sets.
+func capsWithin(s *Spec, inherit []string) (string, string) {
 	c := s.Process.Capabilities
 	if c == nil {
 		return "", ""
@@ -141,7 +145,7 @@ func checkCaps(s *Spec, _ *Facts) (string, string) {
 		max  []string
 	}{
 		{"bounding", c.Bounding, DefaultCaps}, {"effective", c.Effective, DefaultCaps},
-		{"permitted", c.Permitted, DefaultCaps}, {"inheritable", c.Inheritable, nil}, {"ambient", c.Ambient, nil},
+		{"permitted", c.Permitted, DefaultCaps}, {"inheritable", c.Inheritable, inherit}, {"ambient", c.Ambient, inherit},
 	}
 	for _, set := range sets {
 		for _, name := range set.caps {

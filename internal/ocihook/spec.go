@@ -68,6 +68,9 @@ type Facts struct {
 	// SealSource is the stockade binary's path in the engine's view, bound
 	// read-only at SealPath.
 	SealSource string `json:"seal_source"`
+	// Runtime is the real OCI runtime (crun), which stockade runs as the
+	// engine's runtime in front of it (RuntimeCall).
+	Runtime string `json:"runtime"`
 	// RequireDigest refuses a container made from an image named by tag:
 	// only name@sha256:... runs.
 	RequireDigest bool `json:"require_digest"`

@@ -77,6 +77,24 @@ var containerRows = []row{
 		`podman --remote run --rm -v {work}:/w img /bin/probe write /w/.git/config`, "DENIED EROFS"),
 	ctrRow("containers_bind_git_hooks_rw",
 		`podman --remote run --rm -v {work}/.git/hooks:/h:rw img /bin/probe write /h/pre-commit`, "DENIED EROFS"),
+	// podman exec passes no hook: the engine's runtime, stockade in front
+	// of crun, refuses a process with more than the default capabilities,
+	// which the engine alone would give (every one, in the container's
+	// user namespace), and seals the rest as the entrypoint is sealed.
+	ctrRow("containers_exec_privileged",
+		`podman --remote run -d --name c img sleep 60 >/dev/null && `+refusedBy(`podman --remote exec -d --privileged c true`),
+		"stockade refused the container (check capabilities)"),
+	ctrRow("containers_exec_privileged_docker",
+		`docker run -d --name c img sleep 60 >/dev/null && `+refusedBy(`docker exec -d --privileged c true`),
+		"stockade refused the container (check capabilities)"),
+	// A build's RUN step passes no hook either: what podman build asks for
+	// beyond the defaults is refused by the runtime.
+	ctrRow("containers_build_cap_add_all",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --cap-add ALL --network none $c`),
+		"stockade refused the container (check capabilities)"),
+	ctrRow("containers_build_seccomp_unconfined",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --security-opt seccomp=unconfined --network none $c`),
+		"stockade refused the container (check seccomp)"),
 	// A process in the engine's context that no hook checks, a build's
 	// RUN step, calls what the engine's own seccomp profile refuses and the
 	// build's profile (containers-common's) allows.
