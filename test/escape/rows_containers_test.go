@@ -102,6 +102,17 @@ var containerRows = []row{
 		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN /bin/probe remap-file-pages\n' >$c/Containerfile && `+
 			`podman --remote build --network none $c 2>&1 | grep -E '^(OK|DENIED)' | head -n 1`,
 		"DENIED EPERM"),
+	// --require-digest: the image's reference is the one the engine
+	// recorded when it made the container, from the name the client gave;
+	// a digest written into the config's annotations, which the agent
+	// sets at will, counts for nothing.
+	digestRow("containers_require_digest_tag", refusedBy(`podman --remote run --rm img true`), "stockade refused the container (check image)"),
+	digestRow("containers_require_digest_annotation",
+		`D=$(podman --remote image inspect img --format '{{.Digest}}'); `+
+			refusedBy(`podman --remote run --rm --annotation io.stockade.image=localhost/img@$D --annotation org.opencontainers.image.ref.name=localhost/img@$D img true`),
+		"stockade refused the container (check image)"),
+	digestRow("containers_require_digest_pinned",
+		`D=$(podman --remote image inspect img --format '{{.Digest}}'); podman --remote run --rm localhost/img@$D echo pinned`, "pinned"),
 	// A container left running when the command exits, planting a name a
 	// placeholder holds (.envrc runs at the user's next cd with direnv)
 	// over and over: init cannot signal the engine's processes, so the
@@ -142,6 +153,13 @@ var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; c
 
 // ctrApplets are the busybox applets the rows' containers run.
 var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head"}
+
+// digestRow is a ctrRow under --require-digest.
+func digestRow(name, script, want string) row {
+	r := ctrRow(name, script, want)
+	r.flags = append(r.flags, "--require-digest")
+	return r
+}
 
 func ctrRow(name, script, want string) row {
 	return row{name: name, flags: []string{"--containers"}, args: sh(ctrImage + script), want: want, timeout: time.Minute}
