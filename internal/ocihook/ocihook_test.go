@@ -179,6 +179,14 @@ func TestCheck(t *testing.T) {
 		{"overlay mount", "mounts", "mounts[11].type", func(m cfg) {
 			addMount(m, cfg{"destination": "/x", "type": "overlay", "source": "overlay", "options": []string{"lowerdir=/"}})
 		}, nil},
+		{"a volume with a mount of its own", "mounts", "mounts[8].source", nil, func(f *Facts) {
+			real, _ := filepath.EvalSymlinks(f.Volumes[0])
+			f.MountPoints = func() ([]string, error) { return []string{"/", real}, nil }
+		}},
+		{"a volume with a mount below it", "mounts", "mounts[8].source", nil, func(f *Facts) {
+			real, _ := filepath.EvalSymlinks(f.Volumes[0])
+			f.MountPoints = func() ([]string, error) { return []string{"/", real + "/sub"}, nil }
+		}},
 		{"writable sysfs", "mounts", "mounts[2].options", func(m cfg) { mount(m, 2)["options"] = []any{"nosuid", "noexec", "nodev", "rw"} }, nil},
 		{"mounting the engine's proc", "mounts", "mounts[11].destination", func(m cfg) {
 			addMount(m, cfg{"destination": "/p", "type": "proc", "source": "proc"})
@@ -469,6 +477,14 @@ func TestLookupContainer(t *testing.T) {
 	for _, bad := range []string{strings.Repeat("5", 64), "../../etc", ""} {
 		if _, err := LookupContainer(f, bad); err == nil {
 			t.Errorf("LookupContainer(%q) found a container", bad)
+		}
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{`/a\040b`: "/a b", `/tab\011x`: "/tab\tx", `/back\134slash`: `/back\slash`, `/plain`: "/plain", `/end\04`: `/end\04`} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

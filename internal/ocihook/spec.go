@@ -84,6 +84,10 @@ type Facts struct {
 	// container joining one of the engine's is refused.
 	EngineNamespaces map[string]string            `json:"engine_namespaces"`
 	NamespaceOf      func(string) (string, error) `json:"-"`
+	// MountPoints lists the mount points of the engine's mount table (by
+	// default this process's, which the createRuntime hook shares with
+	// the runtime): a volume with a mount at or below it is refused.
+	MountPoints func() ([]string, error) `json:"-"`
 }
 
 // IDRange is Count ids from Start.

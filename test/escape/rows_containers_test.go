@@ -43,6 +43,14 @@ var containerRows = []row{
 		"stockade refused the container (check capabilities)"),
 	ctrRow("containers_seccomp_unconfined", refusedBy(`podman --remote run --rm --security-opt seccomp=unconfined img true`), "stockade refused the container (check seccomp)"),
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
+	// A named volume whose driver options bind another directory of the
+	// engine's (here its storage, where its records and every image's
+	// layers are): the engine mounts it at the volume's directory, which
+	// the hook would otherwise take for a volume like any other.
+	ctrRow("containers_volume_driver_opts",
+		`podman --remote volume create --opt type=none --opt o=bind --opt device=/stockade-engine/storage w >/dev/null && `+
+			refusedBy(`podman --remote run --rm -v w:/x img true`),
+		"stockade refused the container (check mounts)"),
 	// A device the engine would create: refused by name, although the
 	// runtime could not make it here anyway.
 	ctrRow("containers_device", refusedBy(`podman --remote run --rm --device /dev/null:/dev/sda img true`), "stockade refused the container (check devices)"),
