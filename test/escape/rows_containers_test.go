@@ -103,6 +103,12 @@ var containerRows = []row{
 	ctrRow("containers_build_seccomp_unconfined",
 		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --security-opt seccomp=unconfined --network none $c`),
 		"stockade refused the container (check seccomp)"),
+	// A build step's bind of "/" binds the build context's root, never the
+	// engine's (buildah resolves a bind's source inside the context).
+	ctrRow("containers_build_mount_root",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN --mount=type=bind,source=/,target=/h sh -c "test -e /h/stockade-engine -o -e /h/etc/passwd && echo LEAKED || echo CONTEXT"\n' >$c/Containerfile && `+
+			`podman --remote build --no-cache --network none $c 2>&1 | grep -E '^(LEAKED|CONTEXT)$' | head -n 1`,
+		"CONTEXT"),
 	// A process in the engine's context that no hook checks, a build's
 	// RUN step, calls what the engine's own seccomp profile refuses and the
 	// build's profile (containers-common's) allows.
