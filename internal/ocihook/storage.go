@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 )
 
@@ -41,9 +40,19 @@ type storedContainer struct {
 	Metadata string `json:"metadata"` // libpod's, with the image's reference
 }
 
-// storageID is the form of the ids containers/storage gives containers,
-// images and layers.
-var storageID = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// isStorageID reports whether id has the form of the ids
+// containers/storage gives containers, images and layers: 64 hex digits.
+func isStorageID(id string) bool {
+	if len(id) != 64 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // maxRecords bounds what LookupContainer reads of one storage record file.
 const maxRecords = 64 << 20
@@ -51,7 +60,7 @@ const maxRecords = 64 << 20
 // LookupContainer finds the container with the given id in the engine's
 // storage; an error says what is missing or malformed.
 func LookupContainer(f Facts, id string) (*Container, error) {
-	if !storageID.MatchString(id) {
+	if !isStorageID(id) {
 		return nil, fmt.Errorf("container id %q is not a storage id", id)
 	}
 	var containers []storedContainer
@@ -63,7 +72,7 @@ func LookupContainer(f Facts, id string) (*Container, error) {
 		return nil, fmt.Errorf("the engine's storage has no container %s", id)
 	}
 	rec := containers[i]
-	if !storageID.MatchString(rec.Layer) {
+	if !isStorageID(rec.Layer) {
 		return nil, fmt.Errorf("the engine's record of container %s has no layer", id)
 	}
 	c := &Container{ID: id, Layer: rec.Layer, ImageID: rec.Image}
@@ -135,7 +144,7 @@ func ownDirs(f *Facts, id string) []string {
 // the given id, where its config.json is, or "" for an id that is not a
 // storage id.
 func Bundle(f Facts, id string) string {
-	if !storageID.MatchString(id) {
+	if !isStorageID(id) {
 		return ""
 	}
 	return ownDirs(&f, id)[0]
@@ -144,7 +153,7 @@ func Bundle(f Facts, id string) string {
 // RuntimeLog is where the engine (podman) has the runtime log its errors
 // for the container with the given id (a storage id), or "" for another.
 func RuntimeLog(f Facts, id string) string {
-	if !storageID.MatchString(id) {
+	if !isStorageID(id) {
 		return ""
 	}
 	return filepath.Join(ownDirs(&f, id)[1], "oci-log")
