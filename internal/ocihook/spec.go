@@ -3,20 +3,29 @@
 //
 //   - Precreate rewrites the proposed runtime configuration (the engine's
 //     precreate hook contract: the config on stdin, the config to use on
-//     stdout): the sandbox user, no_new_privileges, the default capability
-//     set at most, the workload seccomp profile, hidepid=2 on /proc, the
-//     masked and read-only /proc and /sys paths, a core limit of 0, and the
-//     entrypoint run under `stockade seal` (the binary mounted read-only at
-//     SealPath) with a Landlock policy derived from the container's mounts.
+//     stdout), narrowing the engine's own defaults: the sandbox user,
+//     no_new_privileges, a user namespace of the container's own, the
+//     workload seccomp profile, hidepid=2 on /proc, the masked and
+//     read-only /proc and /sys paths, a core limit of 0, and the entrypoint
+//     run under `stockade seal` (the binary mounted read-only at SealPath)
+//     with a Landlock policy derived from the container's mounts. What the
+//     agent asked for beyond the policy it leaves for Check to refuse.
 //   - Check validates the configuration the runtime is about to use (the
 //     createRuntime hook) and refuses it on the first check that fails, in
 //     one line naming the check and the field. It does not trust Precreate to
 //     have run: an engine under the agent's control may skip or undo it.
+//     What the config cannot tell (the container's own layer, the image it
+//     was made from) comes from the engine's records (LookupContainer).
+//
+// What no hook sees, a process `podman exec` starts and a build's RUN step,
+// passes through stockade as the engine's runtime (RuntimeCall, Exec,
+// CheckBuild).
 //
 // Spec models only the fields the hooks read; Precreate edits the JSON in
-// place, so fields it does not know pass through unchanged. Both are pure:
-// no engine, no kernel state, except that Check resolves mount sources on
-// the filesystem (the kernel follows their symbolic links too).
+// place, so fields it does not know pass through unchanged. Precreate is
+// pure; Check reads the filesystem where the runtime will (mount sources,
+// whose symbolic links the kernel follows too, and the engine's mount
+// table), and LookupContainer the engine's storage.
 package ocihook
 
 import (
