@@ -26,8 +26,9 @@ func runtimeMain(args []string) int {
 		return 1
 	}
 	call, err := ocihook.ParseRuntimeCall(args)
+	run := args
 	if err == nil {
-		args, err = applyPolicy(call, f)
+		run, err = applyPolicy(call, f)
 	}
 	var r *ocihook.Refusal
 	switch {
@@ -36,13 +37,13 @@ func runtimeMain(args []string) int {
 		if call.Log != "" {
 			runtimeError(call.Log, r.Error())
 		}
-		report(engine.EventsSocket, ocihook.Report{Check: r.Check, Field: r.Field, Reason: r.Reason, Container: lastArg(args)})
+		report(engine.EventsSocket, ocihook.Report{Check: r.Check, Field: r.Field, Reason: r.Reason, Container: lastArg(call.Args)})
 		return 1
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "stockade runtime: %v\n", err)
 		return 1
 	}
-	err = syscall.Exec(f.Runtime, append([]string{filepath.Base(f.Runtime)}, args...), os.Environ())
+	err = syscall.Exec(f.Runtime, append([]string{filepath.Base(f.Runtime)}, run...), os.Environ())
 	fmt.Fprintf(os.Stderr, "stockade runtime: running %s: %v\n", f.Runtime, err)
 	return 1
 }
