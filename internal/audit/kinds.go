@@ -20,34 +20,36 @@ const (
 	// registry proxy of the engine's pulls.
 	SourcePod      = "pod"
 	SourceRegistry = "registry"
-	SourceSlurm    = "slurm" // the Slurm chaperon (package slurm)
+	SourceSlurm    = "slurm"  // the Slurm chaperon (package slurm)
+	SourceEngine   = "engine" // the container engine's hooks (package ocihook)
 )
 
 // Event names. The fields each one carries are listed in docs/audit.md; the
 // renderer shows whichever of them are present.
 const (
-	EventStart         = "start"          // agent, workdir, command, loosened, policy
-	EventStop          = "stop"           // reason, status, state
-	EventRestart       = "restart"        // attempt, status, backoff_ms
-	EventAttach        = "attach"         // pid, clients
-	EventDetach        = "detach"         // pid, clients
-	EventSignal        = "signal"         // signal, by
-	EventInitFailure   = "init_failure"   // step, error, status
-	EventWarning       = "warning"        // message: a downgrade or a limit not enforced
-	EventTamper        = "tamper"         // path, op, action: the tripwire fired
-	EventNetworkDenied = "network_denied" // host, port, reason
-	EventNetworkRule   = "network_rule"   // action, rule, changed
-	EventDNSDenied     = "dns_denied"     // name, qtype
-	EventConnection    = "connection"     // host, port, bytes_in, bytes_out, duration_ms
-	EventAuthRequest   = "auth_request"   // provider, method, path, status, model
-	EventAuthDenied    = "auth_denied"    // provider, method, path, reason
-	EventSSHSign       = "ssh_sign"       // fingerprint, key_type, kind, user, service, namespace, host_key, error
-	EventSSHDenied     = "ssh_denied"     // request, reason, fingerprint
-	EventFinding       = "finding"        // kind, path, rule, moved_to, detail: the checks at the end of a run
-	EventSuppressed    = "suppressed"     // event, count, seconds, samples: throttled events counted, not written
-	EventLogEnd        = "log_end"        // reason: the log has ended (cap reached, disk full, a write failed)
-	EventDropped       = "dropped"        // count, reason: events not written after the end
-	EventGap           = "gap"            // bytes, reason: a cut-off line was removed; its event is lost
+	EventStart            = "start"             // agent, workdir, command, loosened, policy
+	EventStop             = "stop"              // reason, status, state
+	EventRestart          = "restart"           // attempt, status, backoff_ms
+	EventAttach           = "attach"            // pid, clients
+	EventDetach           = "detach"            // pid, clients
+	EventSignal           = "signal"            // signal, by
+	EventInitFailure      = "init_failure"      // step, error, status
+	EventWarning          = "warning"           // message: a downgrade or a limit not enforced
+	EventTamper           = "tamper"            // path, op, action: the tripwire fired
+	EventNetworkDenied    = "network_denied"    // host, port, reason
+	EventNetworkRule      = "network_rule"      // action, rule, changed
+	EventDNSDenied        = "dns_denied"        // name, qtype
+	EventConnection       = "connection"        // host, port, bytes_in, bytes_out, duration_ms
+	EventAuthRequest      = "auth_request"      // provider, method, path, status, model
+	EventAuthDenied       = "auth_denied"       // provider, method, path, reason
+	EventSSHSign          = "ssh_sign"          // fingerprint, key_type, kind, user, service, namespace, host_key, error
+	EventSSHDenied        = "ssh_denied"        // request, reason, fingerprint
+	EventFinding          = "finding"           // kind, path, rule, moved_to, detail: the checks at the end of a run
+	EventSuppressed       = "suppressed"        // event, count, seconds, samples: throttled events counted, not written
+	EventLogEnd           = "log_end"           // reason: the log has ended (cap reached, disk full, a write failed)
+	EventDropped          = "dropped"           // count, reason: events not written after the end
+	EventGap              = "gap"               // bytes, reason: a cut-off line was removed; its event is lost
+	EventContainerRefused = "container_refused" // check, field, reason, container, image: an OCI hook refused a container
 	// The Slurm chaperon's; package slurm names them too.
 	EventSlurmSubmit  = "slurm_submit"  // command, job, script, sha256, args, dir, stored
 	EventSlurmRefused = "slurm_refused" // command, args, reason
@@ -72,32 +74,33 @@ type kind struct {
 // security decision may skip fsync: a lost "connection" line costs little,
 // a lost "tamper" line is the one that mattered.
 var kinds = map[string]kind{
-	EventStart:         {security: true, message: startMessage},
-	EventStop:          {security: true, message: stopMessage, final: true},
-	EventRestart:       {security: true, message: restartMessage},
-	EventAttach:        {security: true, message: clientMessage("client attached")},
-	EventDetach:        {security: true, message: clientMessage("client detached")},
-	EventSignal:        {security: true, message: signalMessage},
-	EventInitFailure:   {security: true, message: initFailureMessage},
-	EventWarning:       {security: true, message: warningMessage},
-	EventTamper:        {security: true, message: tamperMessage},
-	EventNetworkDenied: {security: true, message: networkDeniedMessage, throttle: hostPortSample},
-	EventConnection:    {security: false, message: connectionMessage, throttle: failedConnectionSample},
-	EventNetworkRule:   {security: true, message: networkRuleMessage},
-	EventDNSDenied:     {security: true, message: dnsDeniedMessage},
-	EventAuthRequest:   {security: false, message: authRequestMessage},
-	EventAuthDenied:    {security: true, message: authDeniedMessage, throttle: authDeniedSample},
-	EventSSHSign:       {security: true, message: sshSignMessage, throttle: failedSignSample},
-	EventSSHDenied:     {security: true, message: sshDeniedMessage, throttle: sshDeniedSample},
-	EventFinding:       {security: true, message: findingMessage},
-	EventSuppressed:    {security: true, message: suppressedMessage},
-	EventLogEnd:        {security: true, message: logEndMessage, final: true},
-	EventDropped:       {security: true, message: droppedMessage, final: true},
-	EventSlurmSubmit:   {security: true, message: slurmMessage("submitted")},
-	EventSlurmRefused:  {security: true, message: slurmMessage("REFUSED"), throttle: slurmRefusedSample},
-	EventSlurmCancel:   {security: true, message: slurmMessage("cancelled")},
-	EventSlurmControl:  {security: true, message: slurmMessage("control")},
-	EventGap:           {security: true, message: gapMessage, final: true},
+	EventStart:            {security: true, message: startMessage},
+	EventStop:             {security: true, message: stopMessage, final: true},
+	EventRestart:          {security: true, message: restartMessage},
+	EventAttach:           {security: true, message: clientMessage("client attached")},
+	EventDetach:           {security: true, message: clientMessage("client detached")},
+	EventSignal:           {security: true, message: signalMessage},
+	EventInitFailure:      {security: true, message: initFailureMessage},
+	EventWarning:          {security: true, message: warningMessage},
+	EventTamper:           {security: true, message: tamperMessage},
+	EventNetworkDenied:    {security: true, message: networkDeniedMessage, throttle: hostPortSample},
+	EventConnection:       {security: false, message: connectionMessage, throttle: failedConnectionSample},
+	EventNetworkRule:      {security: true, message: networkRuleMessage},
+	EventDNSDenied:        {security: true, message: dnsDeniedMessage},
+	EventAuthRequest:      {security: false, message: authRequestMessage},
+	EventAuthDenied:       {security: true, message: authDeniedMessage, throttle: authDeniedSample},
+	EventSSHSign:          {security: true, message: sshSignMessage, throttle: failedSignSample},
+	EventSSHDenied:        {security: true, message: sshDeniedMessage, throttle: sshDeniedSample},
+	EventFinding:          {security: true, message: findingMessage},
+	EventSuppressed:       {security: true, message: suppressedMessage},
+	EventLogEnd:           {security: true, message: logEndMessage, final: true},
+	EventDropped:          {security: true, message: droppedMessage, final: true},
+	EventSlurmSubmit:      {security: true, message: slurmMessage("submitted")},
+	EventSlurmRefused:     {security: true, message: slurmMessage("REFUSED"), throttle: slurmRefusedSample},
+	EventSlurmCancel:      {security: true, message: slurmMessage("cancelled")},
+	EventSlurmControl:     {security: true, message: slurmMessage("control")},
+	EventGap:              {security: true, message: gapMessage, final: true},
+	EventContainerRefused: {security: true, message: containerRefusedMessage, throttle: checkSample},
 }
 
 // throttleOf returns the event's throttle, nil when it has none.

@@ -128,6 +128,11 @@ func findingMessage(f fields) string {
 
 func hostPort(f fields) string { return f.str("host") + f.opt(":%s", "port") }
 
+func containerRefusedMessage(f fields) string {
+	return "container refused (check " + f.str("check") + "): " + f.str("field") + f.opt(": %s", "reason") +
+		details(f.opt("container %s", "container"), f.opt("image %s", "image"))
+}
+
 func networkDeniedMessage(f fields) string {
 	return "network denied: " + hostPort(f) + f.opt(" (%s)", "reason")
 }

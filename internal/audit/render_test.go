@@ -15,6 +15,7 @@ var allEvents = []string{
 	EventWarning, EventTamper, EventNetworkDenied, EventNetworkRule, EventDNSDenied, EventConnection,
 	EventAuthRequest, EventAuthDenied, EventSSHSign, EventSSHDenied, EventFinding, EventSuppressed, EventLogEnd, EventDropped, EventGap,
 	EventSlurmSubmit, EventSlurmRefused, EventSlurmCancel, EventSlurmControl,
+	EventContainerRefused,
 }
 
 func TestKindsTable(t *testing.T) {
@@ -65,6 +66,8 @@ func TestRender(t *testing.T) {
 			"sshagent: ssh agent signed with SHA256:abc: sshsig namespace git: FAILED: the user's agent refused"},
 		{SourceSSHAgent, EventSSHDenied, `{"request":"remove all identities","reason":"not forwarded"}`,
 			"sshagent: ssh agent refused remove all identities: not forwarded"},
+		{SourceEngine, EventContainerRefused, `{"check":"capabilities","field":"process.capabilities.bounding","reason":"CAP_SYS_ADMIN is beyond the default set","container":"0ebd","image":"localhost/img:latest"}`,
+			"engine: container refused (check capabilities): process.capabilities.bounding: CAP_SYS_ADMIN is beyond the default set (container 0ebd, image localhost/img:latest)"},
 		{SourceTripwire, EventTamper, `{"path":"/home/u/.bashrc","op":"write","action":"session killed"}`,
 			"tripwire: protected path changed: /home/u/.bashrc (write); session killed"},
 		{SourceEgress, EventNetworkDenied, `{"host":"169.254.169.254","port":80,"reason":"link-local"}`,

@@ -94,6 +94,11 @@ func hostPortSample(f map[string]any) (string, bool) {
 	return fmt.Sprintf("%v:%v", f["host"], f["port"]), true
 }
 
+// checkSample counts refused containers by check and field.
+func checkSample(f map[string]any) (string, bool) {
+	return fmt.Sprintf("%v %v", f["check"], f["field"]), true
+}
+
 // failedConnectionSample throttles only connections that failed: one that
 // carried traffic is recorded every time.
 func failedConnectionSample(f map[string]any) (string, bool) {

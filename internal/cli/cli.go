@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	_ "github.com/stockade-dev/stockade/internal/session" // registers the supervisor entry point
 )
@@ -92,6 +94,9 @@ func (e setupError) Unwrap() error { return e.error }
 
 // Run runs the stockade command line and returns the process exit status.
 func Run(args []string) int {
+	if len(args) > 0 && filepath.Base(args[0]) == engine.RuntimeName {
+		return runtimeMain(args[1:])
+	}
 	if len(args) > 1 {
 		if entry, ok := sandbox.Entrypoints[args[1]]; ok {
 			return entry()

@@ -15,6 +15,7 @@ type containerFlags struct {
 	PodPolicy     *string  `name:"pod-policy" help:"The containers' egress, with --containers: unset, the agent's policy and rules plus --pod-allow and --pod-block; deny, only --pod-allow; allow, every public address but --pod-block (loosening)." placeholder:"deny|allow"`
 	PodAllow      []string `name:"pod-allow" sep:"," help:"With --containers: let the containers reach HOST, *.SUFFIX, IP or CIDR, with an optional :PORT, or a preset; repeatable or comma-separated." placeholder:"RULE"`
 	PodBlock      []string `name:"pod-block" sep:"," help:"With --containers: block a host, wildcard, IP or CIDR for the containers (wins over allow); repeatable or comma-separated." placeholder:"RULE"`
+	RequireDigest bool     `name:"require-digest" help:"With --containers: refuse a container whose image is not named by digest (NAME@sha256:...)."`
 	RegistryAllow []string `name:"registry-allow" sep:"," help:"With --containers: let the engine pull images from this registry (HOST[:PORT] on HTTPS, http://HOST[:PORT] on plain HTTP), through a proxy of its own that lets out nothing else; the command's own traffic is not let out there. Loosening: the engine can push there too. Repeatable or comma-separated." placeholder:"REGISTRY"`
 }
 
@@ -36,6 +37,7 @@ func (f containerFlags) parse(p policy.Policy) (engineSettings, error) {
 		}{
 			{"--pod-policy", f.PodPolicy != nil}, {"--pod-allow", len(f.PodAllow) > 0},
 			{"--pod-block", len(f.PodBlock) > 0}, {"--registry-allow", len(f.RegistryAllow) > 0},
+			{"--require-digest", f.RequireDigest},
 		} {
 			if g.set {
 				return es, usageError{fmt.Errorf("%s is a setting of the container engine; add --containers", g.name)}

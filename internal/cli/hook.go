@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/ocihook"
 )
@@ -19,7 +21,8 @@ type hookCmd struct {
 }
 
 type hookFacts struct {
-	Facts string `name:"facts" required:"" type:"existingfile" placeholder:"FILE" help:"The session's facts (JSON, written by the supervisor)."`
+	Facts  string `name:"facts" required:"" type:"existingfile" placeholder:"FILE" help:"The session's facts (JSON, written by the supervisor)."`
+	Events string `name:"events" placeholder:"SOCKET" help:"Report a refusal to the session on this unix socket."`
 }
 
 // maxHookInput bounds what a hook reads from the engine.
@@ -60,33 +63,54 @@ func (c *hookPrecreateCmd) run(in io.Reader, out io.Writer) error {
 
 type hookCreateRuntimeCmd struct{ hookFacts }
 
-// Run prints a refusal as it is, one line, for the engine to hand to
-// the agent as its error.
+// Run prints a refusal as it is, one line, and puts it where the engine
+// reads the runtime's error from, for the engine to hand to the agent as
+// its error; and reports it to the session.
 func (c *hookCreateRuntimeCmd) Run() error {
-	err := c.run(os.Stdin)
+	var st state
+	err := c.run(os.Stdin, &st)
 	var r *ocihook.Refusal
 	if errors.As(err, &r) {
 		fmt.Fprintln(os.Stderr, r)
+		if st.runtimeLog != "" {
+			runtimeError(st.runtimeLog, r.Error())
+		}
+		if c.Events != "" {
+			// Best effort: the refusal stands whether or not the
+			// session hears of it.
+			report(c.Events, ocihook.Report{Check: r.Check, Field: r.Field, Reason: r.Reason, Container: st.ID, Image: st.image})
+		}
 		return exitError{1}
 	}
 	return err
 }
 
-// state is the OCI state a hook gets on stdin; only the bundle matters.
+// state is the OCI state a hook gets on stdin: the container's id; image
+// is filled from the engine's record of the container, and runtimeLog is
+// where the engine reads the runtime's error.
 type state struct {
-	Bundle string `json:"bundle"`
+	ID         string `json:"id"`
+	image      string
+	runtimeLog string
 }
 
-func (c *hookCreateRuntimeCmd) run(in io.Reader) error {
+func (c *hookCreateRuntimeCmd) run(in io.Reader, st *state) error {
 	f, err := c.load()
 	if err != nil {
 		return err
 	}
-	var st state
-	if err := json.NewDecoder(io.LimitReader(in, maxHookInput)).Decode(&st); err != nil || st.Bundle == "" {
-		return fmt.Errorf("reading the OCI state from stdin: want a JSON object with a bundle (%v)", err)
+	if err := json.NewDecoder(io.LimitReader(in, maxHookInput)).Decode(st); err != nil || st.ID == "" {
+		return fmt.Errorf("reading the OCI state from stdin: want a JSON object with an id (%v)", err)
 	}
-	config, err := os.ReadFile(filepath.Join(st.Bundle, "config.json"))
+	st.runtimeLog = ocihook.RuntimeLog(f, st.ID)
+	// The config is the one in the engine's bundle of the container, found
+	// by its id: the state's bundle is not always the bundle's path (crun
+	// says "/" for a --privileged container).
+	bundle := ocihook.Bundle(f, st.ID)
+	if bundle == "" {
+		return &ocihook.Refusal{Check: "container", Field: "id", Reason: fmt.Sprintf("%q is not a storage id", st.ID)}
+	}
+	config, err := os.ReadFile(filepath.Join(bundle, "config.json"))
 	if err != nil {
 		return fmt.Errorf("reading the container's config: %w", err)
 	}
@@ -95,17 +119,53 @@ func (c *hookCreateRuntimeCmd) run(in io.Reader) error {
 		// which are the engine's.
 		f.EngineNamespaces = ownNamespaces()
 	}
-	if f.Image == "" {
-		var s ocihook.Spec
-		json.Unmarshal(config, &s)
-		for _, key := range ocihook.ImageAnnotations {
-			if img := s.Annotations[key]; img != "" {
-				f.Image = img
-				break
-			}
+	// The container's root and image come from the engine's record of it,
+	// which the agent cannot write, never from the config (see
+	// ocihook.LookupContainer).
+	if f.Container, err = ocihook.LookupContainer(f, st.ID); err != nil {
+		return &ocihook.Refusal{Check: "container", Field: "id", Reason: err.Error()}
+	}
+	st.image = f.Container.Image
+	return ocihook.Check(config, f)
+}
+
+// runtimeError puts msg in place of the runtime's log, for the engine to
+// report as the runtime's error: the runtime (crun) reports a failed hook
+// by its path and status alone, and drops what the hook wrote. The engine
+// (podman) reads the log once the runtime has failed and takes it for the
+// error when it holds one JSON object; the runtime holds the log it
+// opened, and what it appends goes to the file this one replaces.
+func runtimeError(log, msg string) {
+	b, err := json.Marshal(map[string]string{"msg": msg, "level": "error"})
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(log), ".stockade-refusal-")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if tmp.Close() != nil || err != nil || os.Rename(tmp.Name(), log) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// report sends r to the session's events socket, waiting a second at most.
+func report(socket string, r ocihook.Report) {
+	b, err := json.Marshal(r)
+	if err != nil || len(b) >= ocihook.MaxReport {
+		r.Reason = r.Reason[:min(len(r.Reason), ocihook.MaxReport/2)]
+		if b, err = json.Marshal(r); err != nil || len(b) >= ocihook.MaxReport {
+			return
 		}
 	}
-	return ocihook.Check(config, f)
+	conn, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Second))
+	conn.Write(append(b, '\n'))
 }
 
 // ownNamespaces identifies this process's namespaces by OCI type.

@@ -4,32 +4,43 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/ocihook"
 )
 
-// hookSession writes a session's facts and returns them with podman's
-// config of a container binding the workdir.
+// ctrID and ctrLayer are the test container's ids in the engine's storage.
+var ctrID, ctrLayer = strings.Repeat("a", 64), strings.Repeat("b", 64)
+
+// hookSession writes a session's facts and the engine's record of one
+// container, and returns them with podman's config of that container
+// binding the workdir.
 func hookSession(t *testing.T) (facts string, f ocihook.Facts, config []byte) {
 	t.Helper()
 	base := t.TempDir()
 	f = ocihook.Facts{
-		Workdir: filepath.Join(base, "work"), Storage: filepath.Join(base, "storage"),
-		Volumes: []string{filepath.Join(base, "vol")}, UID: 1000, GID: 1000,
+		Workdir: filepath.Join(base, "work"), Storage: filepath.Join(base, "storage"), RunRoot: filepath.Join(base, "run"),
+		Driver: "overlay", Volumes: []string{filepath.Join(base, "vol")}, UID: 1000, GID: 1000,
+		UIDs: []ocihook.IDRange{{Start: 0, Count: 65536}}, GIDs: []ocihook.IDRange{{Start: 0, Count: 65536}},
 		Seccomp:    json.RawMessage(`{"defaultAction": "SCMP_ACT_ERRNO"}`),
 		SealSource: filepath.Join(base, "stockade"),
 		// The test's network namespace path is a stand-in for the
 		// engine's per-container one; none of the engine's is named.
 		EngineNamespaces: map[string]string{"network": "none"},
 	}
-	for _, d := range []string{f.Workdir, f.Volumes[0], filepath.Join(f.Storage, "overlay/abc/merged"), filepath.Join(f.Storage, "overlay-containers/abc/userdata")} {
+	userdata := filepath.Join(f.Storage, "overlay-containers", ctrID, "userdata")
+	for _, d := range []string{f.Workdir, f.Volumes[0], filepath.Join(f.Storage, "overlay", ctrLayer, "merged"), userdata,
+		filepath.Join(f.RunRoot, "overlay-containers", ctrID, "userdata"), filepath.Join(f.Storage, "overlay-images")} {
 		os.MkdirAll(d, 0o755)
 	}
-	os.WriteFile(filepath.Join(f.Storage, "overlay-containers/abc/userdata/hosts"), nil, 0o644)
+	os.WriteFile(filepath.Join(userdata, "hosts"), nil, 0o644)
+	os.WriteFile(filepath.Join(f.RunRoot, "overlay-containers", ctrID, "userdata", "hostname"), nil, 0o644)
+	writeRecord(t, f, "registry.test/busybox:1")
 	b, _ := json.Marshal(f)
 	facts = filepath.Join(base, "facts.json")
 	os.WriteFile(facts, b, 0o644)
@@ -37,10 +48,28 @@ func hookSession(t *testing.T) (facts string, f ocihook.Facts, config []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw = []byte(strings.NewReplacer("@STORAGE@", f.Storage, "@WORK@", f.Workdir, "@VOLUME@", f.Volumes[0],
+	f.Container = &ocihook.Container{ID: ctrID, Layer: ctrLayer, Image: "registry.test/busybox:1"}
+	raw = []byte(strings.NewReplacer("@STORAGE@", f.Storage, "@RUN@", f.RunRoot, "@WORK@", f.Workdir, "@VOLUME@", f.Volumes[0],
+		"overlay-containers/abc/", "overlay-containers/"+ctrID+"/", "overlay/abc/", "overlay/"+ctrLayer+"/",
 		"/run/user/1000/netns/netns-abc", "/proc/self/ns/net").Replace(string(raw)))
 	return facts, f, raw
 }
+
+// writeRecord writes the engine's record of the test container, made from
+// the image reference ref, whose image has one digest (imageDigest).
+func writeRecord(t *testing.T, f ocihook.Facts, ref string) {
+	t.Helper()
+	image := strings.Repeat("c", 64)
+	meta, _ := json.Marshal(map[string]string{"image-name": ref})
+	recs, _ := json.Marshal([]map[string]any{{"id": ctrID, "image": image, "layer": ctrLayer, "metadata": string(meta)}})
+	imgs, _ := json.Marshal([]map[string]any{{"id": image, "digest": imageDigest}})
+	if os.WriteFile(filepath.Join(f.Storage, "overlay-containers", "containers.json"), recs, 0o644) != nil ||
+		os.WriteFile(filepath.Join(f.Storage, "overlay-images", "images.json"), imgs, 0o644) != nil {
+		t.Fatal("writing the engine's records")
+	}
+}
+
+var imageDigest = "sha256:" + strings.Repeat("d", 64)
 
 // TestHookContract drives the hooks as the engine does: precreate gets the
 // config on stdin and answers the config to use on stdout; createruntime
@@ -50,7 +79,7 @@ func hookSession(t *testing.T) (facts string, f ocihook.Facts, config []byte) {
 func TestHookContract(t *testing.T) {
 	facts, _, raw := hookSession(t)
 	var out bytes.Buffer
-	pre := hookPrecreateCmd{hookFacts{facts}}
+	pre := hookPrecreateCmd{hookFacts{Facts: facts}}
 	if err := pre.run(bytes.NewReader(raw), &out); err != nil {
 		t.Fatal(err)
 	}
@@ -68,23 +97,24 @@ func TestHookContract(t *testing.T) {
 		{"podman's own", raw, 1, "stockade refused the container (check user): process.user: uid 0 gid 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			bundle := t.TempDir()
-			os.WriteFile(filepath.Join(bundle, "config.json"), tt.config, 0o644)
-			st, _ := json.Marshal(map[string]any{"ociVersion": "1.2.0", "id": "abc", "status": "creating", "pid": 1, "bundle": bundle})
-			code, stderr := runWithStdin(t, st, "stockade", "hook", "createruntime", "--facts", facts)
+			code, stderr := createRuntime(t, facts, tt.config)
 			if code != tt.code || !strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") > 1 {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.stderr)
 			}
 		})
 	}
-	code, stderr := runWithStdin(t, []byte(`{"id": "abc"}`), "stockade", "hook", "createruntime", "--facts", facts)
-	if code == 0 || !strings.Contains(stderr, "bundle") {
-		t.Errorf("state without a bundle: exit %d, %q", code, stderr)
+	code, stderr := runWithStdin(t, []byte(`{"bundle": "/"}`), "stockade", "hook", "createruntime", "--facts", facts)
+	if code == 0 || !strings.Contains(stderr, "id") {
+		t.Errorf("state without an id: exit %d, %q", code, stderr)
+	}
+	code, stderr = runWithStdin(t, []byte(`{"id": "../../x"}`), "stockade", "hook", "createruntime", "--facts", facts)
+	if code != 1 || !strings.Contains(stderr, "(check container)") {
+		t.Errorf("state with a path for an id: exit %d, %q", code, stderr)
 	}
 	var r *ocihook.Refusal
-	cr := hookCreateRuntimeCmd{hookFacts{facts}}
-	if err := cr.run(strings.NewReader(`{"bundle": "/nonexistent"}`)); err == nil || errors.As(err, &r) {
-		t.Errorf("missing bundle: %v", err)
+	cr := hookCreateRuntimeCmd{hookFacts{Facts: facts}}
+	if err := cr.run(strings.NewReader(`{"id": "`+strings.Repeat("f", 64)+`"}`), &state{}); err == nil || errors.As(err, &r) {
+		t.Errorf("no bundle: %v", err)
 	}
 }
 
@@ -147,5 +177,96 @@ func TestHookHidden(t *testing.T) {
 	code, stdout, _ := runIO(t, nil, "stockade", "--help")
 	if code != 0 || strings.Contains(stdout, "hook") || !strings.Contains(stdout, "seal") {
 		t.Errorf("stockade --help: exit %d\n%s", code, stdout)
+	}
+}
+
+// createRuntime runs the createruntime hook on config as the runtime does
+// and returns its exit status and stderr.
+func createRuntime(t *testing.T, facts string, config []byte, extra ...string) (int, string) {
+	t.Helper()
+	var f ocihook.Facts
+	b, _ := os.ReadFile(facts)
+	json.Unmarshal(b, &f)
+	os.WriteFile(filepath.Join(ocihook.Bundle(f, ctrID), "config.json"), config, 0o644)
+	// The state's bundle is not where the config is read from.
+	st, _ := json.Marshal(map[string]any{"ociVersion": "1.2.0", "id": ctrID, "status": "creating", "pid": 1, "bundle": "/"})
+	return runWithStdin(t, st, append([]string{"stockade", "hook", "createruntime", "--facts", facts}, extra...)...)
+}
+
+// TestHookRequireDigest: under --require-digest the image's reference is
+// the one the engine recorded when it made the container; a digest the
+// agent writes into the config's annotations counts for nothing.
+func TestHookRequireDigest(t *testing.T) {
+	facts, f, raw := hookSession(t)
+	f.RequireDigest = true
+	b, _ := json.Marshal(f)
+	os.WriteFile(facts, b, 0o644)
+	var out bytes.Buffer
+	if err := (&hookPrecreateCmd{hookFacts{Facts: facts}}).run(bytes.NewReader(raw), &out); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(out.Bytes(), &m)
+	m["annotations"] = map[string]any{"io.stockade.image": "registry.test/busybox@" + imageDigest,
+		"org.opencontainers.image.ref.name": "registry.test/busybox@" + imageDigest}
+	spoofed, _ := json.Marshal(m)
+	for _, c := range []struct {
+		name, ref string
+		config    []byte
+		code      int
+		stderr    string
+	}{
+		{"tag", "registry.test/busybox:1", out.Bytes(), 1, "(check image)"},
+		{"tag, digest in the annotations", "registry.test/busybox:1", spoofed, 1, "(check image)"},
+		{"a digest the image does not have", "registry.test/busybox@sha256:" + strings.Repeat("e", 64), out.Bytes(), 1, "(check image)"},
+		{"the image's digest", "registry.test/busybox@" + imageDigest, out.Bytes(), 0, ""},
+	} {
+		writeRecord(t, f, c.ref)
+		if code, stderr := createRuntime(t, facts, c.config); code != c.code || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", c.name, code, stderr, c.code, c.stderr)
+		}
+	}
+}
+
+// TestHookReportsRefusal: a refusal goes to the session's events socket
+// as one line naming the check, the field and the container; and it takes
+// the place of the runtime's log, where the engine reads the runtime's
+// error from.
+func TestHookReportsRefusal(t *testing.T) {
+	facts, f, raw := hookSession(t)
+	runtimeLog := ocihook.RuntimeLog(f, ctrID)
+	os.WriteFile(runtimeLog, []byte(`{"msg": "an earlier line"}`+"\n"), 0o600)
+	sock := filepath.Join(t.TempDir(), "events.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan ocihook.Report, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		var r ocihook.Report
+		json.NewDecoder(conn).Decode(&r)
+		got <- r
+	}()
+	if code, _ := createRuntime(t, facts, raw, "--events", sock); code != 1 {
+		t.Fatalf("podman's own config: exit %d, want 1", code)
+	}
+	select {
+	case r := <-got:
+		if r.Check != "user" || r.Field != "process.user" || r.Container != ctrID || r.Image != "registry.test/busybox:1" {
+			t.Errorf("report %+v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no report on the events socket")
+	}
+	var logged struct{ Msg string }
+	b, _ := os.ReadFile(runtimeLog)
+	if err := json.Unmarshal(b, &logged); err != nil || !strings.HasPrefix(logged.Msg, "stockade refused the container (check user)") {
+		t.Errorf("the runtime's log holds %q (%v)", b, err)
 	}
 }

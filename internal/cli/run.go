@@ -315,7 +315,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		}
 	}
 	if c.Containers {
-		j.Containers = true
+		j.Containers, j.RequireDigest = true, c.RequireDigest
 		j.EngineLog = filepath.Join(stateHome(home), "stockade", "engine", id+".log")
 	}
 	j.Pod, j.Registries = es.pod, es.registries

@@ -39,9 +39,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/stockade-dev/stockade/internal/ocihook"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
@@ -209,4 +211,16 @@ func File(m []Mapping) string {
 		fmt.Fprintf(&b, "%d %d %d\n", l.Inner, l.Outer, l.Count)
 	}
 	return b.String()
+}
+
+// Options are what a session tells its engine.
+type Options struct {
+	// Log receives the engine's output (nil: dropped).
+	Log *os.File
+	// Workdir is the project's directory: the one a container may bind.
+	Workdir string
+	// RequireDigest refuses a container whose image is not named by digest.
+	RequireDigest bool
+	// OnRefusal hears each container the hooks refuse (nil: none).
+	OnRefusal func(ocihook.Report)
 }

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/ocihook"
 )
 
 func TestSubIDs(t *testing.T) {
@@ -153,5 +157,48 @@ func TestParseRegistry(t *testing.T) {
 		if back, _ := ParseRegistry(got.String()); back != got {
 			t.Errorf("ParseRegistry(%q).String() = %q reads back as %+v", c.in, got.String(), back)
 		}
+	}
+}
+
+// TestHooks: both hooks run the stockade binary of the engine's root with
+// the facts file, at podman's stage names; createRuntime reports to the
+// events socket.
+func TestHooks(t *testing.T) {
+	want := map[string]struct {
+		stage string
+		args  []string
+	}{
+		"stockade-precreate.json":     {"precreate", []string{"stockade", "hook", "precreate", "--facts", FactsFile}},
+		"stockade-createruntime.json": {"createRuntime", []string{"stockade", "hook", "createruntime", "--facts", FactsFile, "--events", EventsSocket}},
+	}
+	got := hooks()
+	if len(got) != len(want) {
+		t.Errorf("hooks: %v", got)
+	}
+	for name, w := range want {
+		var h struct {
+			Version string
+			Hook    struct {
+				Path string
+				Args []string
+			}
+			When   struct{ Always bool }
+			Stages []string
+		}
+		if err := json.Unmarshal([]byte(got[name]), &h); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if h.Version != "1.0.0" || h.Hook.Path != binary || !slices.Equal(h.Hook.Args, w.args) || !h.When.Always || !slices.Equal(h.Stages, []string{w.stage}) {
+			t.Errorf("%s: %+v", name, h)
+		}
+	}
+	conf := containersConf()
+	for _, c := range ocihook.DefaultCaps {
+		if !strings.Contains(conf, `"`+c+`"`) {
+			t.Errorf("containers.conf's default capabilities lack %s", c)
+		}
+	}
+	if !strings.Contains(conf, "[engine.runtimes]\ncrun = [\""+runtimePath+"\"]") {
+		t.Errorf("containers.conf does not run crun through stockade:\n%s", conf)
 	}
 }

@@ -153,15 +153,16 @@ type Engine struct {
 	// Listeners, after Start, are the pods' and the registry proxy's.
 	Listeners Listeners
 	host      Host
+	opt       Options
 	ns        []*os.File
-	log       *os.File
+	events    *os.File     // the hooks' events socket, until the launcher has bound it
+	heard     net.Listener // the same socket, once it listens
 	// Started is how long the launcher took to have the socket listening.
 	Started time.Duration
 }
 
-// New prepares the engine of one sandbox; log receives the engine's
-// output (nil: dropped).
-func New(h Host, log *os.File) *Engine { return &Engine{host: h, log: log} }
+// New prepares the engine of one sandbox.
+func New(h Host, o Options) *Engine { return &Engine{host: h, opt: o} }
 
 // MapIDs writes the sandbox init's id maps (sandbox.Options.MapIDs) and
 // opens its namespaces for the launcher to join later: both while init
@@ -192,7 +193,7 @@ func (e *Engine) MapIDs(pid int) error {
 	for _, n := range namespaces {
 		f, err := os.Open("/proc/" + p + "/ns/" + n.file)
 		if err != nil {
-			e.Close()
+			e.closeNS()
 			return fmt.Errorf("opening the sandbox's namespaces for the engine: %w", err)
 		}
 		e.ns = append(e.ns, f)
@@ -200,13 +201,27 @@ func (e *Engine) MapIDs(pid int) error {
 	return nil
 }
 
-// Close releases what MapIDs opened; the engine itself ends with the
-// sandbox.
-func (e *Engine) Close() {
+// closeNS releases the namespaces MapIDs opened.
+func (e *Engine) closeNS() {
 	for _, f := range e.ns {
 		f.Close()
 	}
 	e.ns = nil
+}
+
+// Close releases what MapIDs and Start opened and stops hearing the
+// hooks; the engine itself ends with the sandbox. The listeners of
+// e.Listeners are the caller's.
+func (e *Engine) Close() {
+	e.closeNS()
+	if e.events != nil {
+		e.events.Close()
+		e.events = nil
+	}
+	if e.heard != nil {
+		e.heard.Close()
+		e.heard = nil
+	}
 }
 
 // Start runs the launcher in the sandbox's namespaces and returns once the
@@ -215,8 +230,13 @@ func (e *Engine) Close() {
 // pods' proxies and the registry proxy are then in e.Listeners, the
 // caller's to serve or close.
 func (e *Engine) Start() error {
-	defer e.Close()
+	defer e.closeNS()
 	t0 := time.Now()
+	events, err := eventsSocket()
+	if err != nil {
+		return fmt.Errorf("starting the container engine: %w", err)
+	}
+	e.events = events
 	self, err := os.Open("/proc/self/exe")
 	if err != nil {
 		return fmt.Errorf("starting the container engine: %w", err)
@@ -236,17 +256,17 @@ func (e *Engine) Start() error {
 		return fmt.Errorf("starting the container engine: %w", err)
 	}
 	defer cfg.Close()
-	// fds 3.. in the launcher: the namespaces, then the binary, then the
-	// ready socket.
-	files := append(append([]*os.File{}, e.ns...), self, readyW)
+	// fds 3.. in the launcher: the namespaces, then the binary, the
+	// ready socket and the events socket.
+	files := append(append([]*os.File{}, e.ns...), self, readyW, events)
 	var args []string
 	for i, n := range namespaces {
 		args = append(args, fmt.Sprintf("%s=/proc/self/fd/%d", n.flag, 3+i))
 	}
 	exe := 3 + len(e.ns)
-	args = append(args, "--", fmt.Sprintf("/proc/self/fd/%d", exe), launchArg, strconv.Itoa(exe+1))
+	args = append(args, "--", fmt.Sprintf("/proc/self/fd/%d", exe), launchArg, strconv.Itoa(exe+1), strconv.Itoa(exe+2))
 	cmd := exec.Command(tool("nsenter"), args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg, e.log, e.log
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg, e.opt.Log, e.opt.Log
 	cmd.ExtraFiles = files
 	if err := cmd.Start(); err != nil {
 		readyW.Close()
@@ -255,8 +275,11 @@ func (e *Engine) Start() error {
 	}
 	readyW.Close()
 	go cmd.Wait()
-	err = writeLaunch(cfgW, launch{UID: e.host.UID, GID: e.host.GID, UIDs: e.host.UIDs.Engine, GIDs: e.host.GIDs.Engine,
-		Registries: e.Registries})
+	facts, err := e.facts()
+	if err == nil {
+		err = writeLaunch(cfgW, launch{UID: e.host.UID, GID: e.host.GID, UIDs: e.host.UIDs.Engine, GIDs: e.host.GIDs.Engine,
+			Registries: e.Registries, Facts: facts})
+	}
 	cfgW.Close()
 	if err != nil {
 		return fmt.Errorf("starting the container engine: %w", err)
@@ -276,6 +299,14 @@ func (e *Engine) Start() error {
 		return fmt.Errorf("starting the container engine: %w", err)
 	}
 	e.Started = time.Since(t0)
+	if e.heard, err = net.FileListener(events); err != nil {
+		e.Listeners.Close()
+		e.Listeners = Listeners{}
+		return fmt.Errorf("starting the container engine: hearing the hooks: %w", err)
+	}
+	events.Close()
+	e.events = nil
+	go hear(e.heard, e.opt.OnRefusal)
 	return nil
 }
 

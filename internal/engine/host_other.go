@@ -4,7 +4,6 @@ package engine
 
 import (
 	"errors"
-	"os"
 	"time"
 )
 
@@ -29,7 +28,7 @@ type Engine struct {
 }
 
 // New prepares nothing here.
-func New(Host, *os.File) *Engine { return &Engine{} }
+func New(Host, Options) *Engine { return &Engine{} }
 
 // MapIDs fails here.
 func (e *Engine) MapIDs(int) error { return ErrNotSupported }

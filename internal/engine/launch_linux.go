@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stockade-dev/stockade/internal/ocihook"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 )
 
@@ -38,6 +39,9 @@ type launch struct {
 	UIDs, GIDs []Mapping // the engine's maps, in the sandbox's ids
 	// Registries are --registry-allow's (registriesConf).
 	Registries []Registry
+	// Facts are the session's facts for the OCI hooks, written where the
+	// engine cannot write (writeConf).
+	Facts ocihook.Facts
 }
 
 func writeLaunch(w io.Writer, l launch) error { return json.NewEncoder(w).Encode(l) }
@@ -46,17 +50,27 @@ func writeLaunch(w io.Writer, l launch) error { return json.NewEncoder(w).Encode
 // all of its capabilities and none of the host's, in the sandbox's mount
 // namespace before the command starts. It makes the socket, a private
 // mount namespace with the engine's root, and the engine's process, says
-// "ready" on the descriptor named by its argument, and exits.
+// "ready" on the descriptor named by its first argument, and exits. The
+// second names the hooks' events socket, which it binds in the engine's
+// root for the supervisor, which holds the same socket, to accept on.
 func launchMain() int {
-	if len(os.Args) < 3 {
+	if len(os.Args) < 4 {
 		return 2
 	}
-	fd, err := strconv.Atoi(os.Args[2])
-	if err != nil {
+	// What nsenter passed on (the sandbox's namespaces, the binary, the
+	// pipes) must not reach the engine: only what it is given explicitly.
+	if err := closeOnExec(); err != nil {
+		fmt.Fprintf(os.Stderr, "stockade engine: %v\n", err)
+		return 1
+	}
+	fd, err1 := strconv.Atoi(os.Args[2])
+	efd, err2 := strconv.Atoi(os.Args[3])
+	if err1 != nil || err2 != nil {
 		return 2
 	}
 	ready := os.NewFile(uintptr(fd), "ready")
-	if err := launchEngine(ready); err != nil {
+	events := os.NewFile(uintptr(efd), "events")
+	if err := launchEngine(ready, events); err != nil {
 		fmt.Fprintf(os.Stderr, "stockade engine: %v\n", err)
 		fmt.Fprintf(ready, "%v\n", err)
 		return 1
@@ -64,7 +78,7 @@ func launchMain() int {
 	return 0
 }
 
-func launchEngine(ready *os.File) error {
+func launchEngine(ready, events *os.File) error {
 	var l launch
 	if err := json.NewDecoder(os.Stdin).Decode(&l); err != nil {
 		return fmt.Errorf("reading the launch: %w", err)
@@ -86,9 +100,10 @@ func launchEngine(ready *os.File) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the engine's mounts private: %w", err)
 	}
-	if err := buildRoot(l.UID, l.GID, l.Registries); err != nil {
+	if err := buildRoot(l, events); err != nil {
 		return err
 	}
+	events.Close()
 	cmd := exec.Command("/proc/self/exe", serveArg)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{ln}
@@ -135,6 +150,20 @@ func launchEngine(ready *os.File) error {
 			return nil
 		}
 	}
+}
+
+// closeOnExec marks every descriptor above stderr close-on-exec.
+func closeOnExec() error {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing the launcher's descriptors: %w", err)
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
 }
 
 // dropCaps empties the launcher's capability sets on every thread.

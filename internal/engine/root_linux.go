@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -45,9 +47,10 @@ var later = []struct {
 
 // buildRoot makes the engine's root: a tmpfs with every top-level entry
 // of the sandbox's root bound recursively (so with their masks and
-// read-only binds) but the fresh ones, the generated configuration, then
-// pivot_root into it and the root made read-only.
-func buildRoot(uid, gid int, regs []Registry) error {
+// read-only binds) but the fresh ones, the generated configuration (see
+// writeConf), then pivot_root into it and the root made read-only.
+func buildRoot(l launch, events *os.File) error {
+	uid, gid := l.UID, l.GID
 	entries, err := os.ReadDir("/")
 	if err != nil {
 		return fmt.Errorf("reading the sandbox's root: %w", err)
@@ -80,24 +83,7 @@ func buildRoot(uid, gid int, regs []Registry) error {
 	if err := os.MkdirAll(filepath.Join(newRoot, "/sys/fs/cgroup"), 0o755); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name, data string
-		mode       os.FileMode
-	}{
-		{"containers.conf", containersConf(), 0o644},
-		{"storage.conf", storageConf(), 0o644},
-		{"registries.conf", registriesConf(regs), 0o644},
-		{filepath.Base(resolvConf), resolvConfText(), 0o644},
-		{filepath.Base(slirpWrapper), slirpScript(), 0o755},
-	} {
-		if err := os.WriteFile(filepath.Join(newRoot, confDir, f.name), []byte(f.data), f.mode); err != nil {
-			return fmt.Errorf("writing the engine's configuration: %w", err)
-		}
-	}
-	if err := bindResolvConf(); err != nil {
-		return err
-	}
-	if err := os.Mkdir(filepath.Join(newRoot, hooksDir), 0o755); err != nil {
+	if err := writeConf(l, events); err != nil {
 		return err
 	}
 	// The configuration is read-only to the engine: in its namespace the
@@ -121,6 +107,86 @@ func buildRoot(uid, gid int, regs []Registry) error {
 		return fmt.Errorf("making the engine's root read-only: %w", err)
 	}
 	return nil
+}
+
+// writeConf fills the engine's configuration directory, which the launcher
+// owns (an id the engine's namespace does not map): podman's and the
+// storage's configuration, the hooks, the session's facts for them, a copy
+// of the stockade binary they run (the host's is not in the sandbox's
+// view, and a file of another mount namespace cannot be bound here), and
+// the socket on which the createRuntime hook reports to the supervisor,
+// the engine's root's alone.
+func writeConf(l launch, events *os.File) error {
+	dir := filepath.Join(newRoot, confDir)
+	facts, err := json.Marshal(l.Facts)
+	if err != nil {
+		return fmt.Errorf("writing the hooks' facts: %w", err)
+	}
+	files := map[string]string{
+		"containers.conf":         containersConf(),
+		"storage.conf":            storageConf(),
+		"registries.conf":         registriesConf(l.Registries),
+		filepath.Base(resolvConf): resolvConfText(),
+		"facts.json":              string(facts),
+	}
+	if err := os.Mkdir(filepath.Join(newRoot, hooksDir), 0o755); err != nil {
+		return err
+	}
+	for name, data := range hooks() {
+		files[filepath.Join(filepath.Base(hooksDir), name)] = data
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			return fmt.Errorf("writing the engine's configuration: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(newRoot, slirpWrapper), []byte(slirpScript()), 0o755); err != nil {
+		return fmt.Errorf("writing the engine's configuration: %w", err)
+	}
+	if err := bindResolvConf(); err != nil {
+		return err
+	}
+	if err := copySelf(filepath.Join(newRoot, binary)); err != nil {
+		return err
+	}
+	if err := os.Link(filepath.Join(newRoot, binary), filepath.Join(newRoot, runtimePath)); err != nil {
+		return fmt.Errorf("linking the engine's runtime: %w", err)
+	}
+	sock := filepath.Join(newRoot, EventsSocket)
+	if err := unix.Bind(int(events.Fd()), &unix.SockaddrUnix{Name: sock}); err != nil {
+		return fmt.Errorf("making the hooks' events socket: %w", os.NewSyscallError("bind", err))
+	}
+	// The engine's root (the user's id in the sandbox) may connect; the
+	// socket's directory is read-only to it.
+	if err := os.Chown(sock, l.UID, l.GID); err != nil {
+		return fmt.Errorf("making the hooks' events socket: %w", err)
+	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		return fmt.Errorf("making the hooks' events socket: %w", err)
+	}
+	if err := unix.Listen(int(events.Fd()), 16); err != nil {
+		return fmt.Errorf("making the hooks' events socket: %w", os.NewSyscallError("listen", err))
+	}
+	return nil
+}
+
+// copySelf copies the running binary (the supervisor's, which nsenter ran
+// from a descriptor) to dst, read-only and executable.
+func copySelf(dst string) error {
+	src, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return fmt.Errorf("copying stockade into the engine's root: %w", err)
+	}
+	defer src.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o555)
+	if err != nil {
+		return fmt.Errorf("copying stockade into the engine's root: %w", err)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		out.Close()
+		return fmt.Errorf("copying stockade into the engine's root: %w", err)
+	}
+	return out.Close()
 }
 
 func bindEntry(src, dst string) error {

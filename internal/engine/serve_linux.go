@@ -3,19 +3,26 @@ package engine
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
+	"github.com/stockade-dev/stockade/internal/seccomp"
 )
 
 // serveMain is the engine's first process, root of its own user, mount
 // and cgroup namespaces: it mounts cgroup2 (crun refuses a view with v1
-// hierarchies) and becomes podman's API service on the socket the
-// launcher made (fd 3, socket activation).
+// hierarchies), confines itself with the engine's seccomp profile and
+// no_new_privs, which every process of the engine and every container
+// inherits, and becomes podman's API service on the socket the launcher
+// made (fd 3, socket activation). It gets no Landlock: the engine mounts,
+// and Landlock refuses every mount.
 func serveMain() int {
+	// no_new_privs is a thread's, and the exec below is this thread's.
+	runtime.LockOSThread()
 	if err := unix.Mount("cgroup2", "/sys/fs/cgroup", "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		fmt.Fprintf(os.Stderr, "stockade engine: mounting cgroup2: %v\n", err)
 		return 1
@@ -47,8 +54,30 @@ func serveMain() int {
 	}
 	os.MkdirAll("/run/engine/tmp", 0o700)
 	os.MkdirAll(runDir, 0o700)
+	if err := confine(); err != nil {
+		fmt.Fprintf(os.Stderr, "stockade engine: %v\n", err)
+		return 1
+	}
 	argv := []string{"podman", "--runtime", "crun", "--cgroup-manager", "cgroupfs", "--events-backend", "file", "system", "service", "--time", "0"}
 	err := syscall.Exec("/usr/bin/podman", argv, env)
 	fmt.Fprintf(os.Stderr, "stockade engine: starting podman: %v\n", err)
 	return 1
+}
+
+// confine installs the engine's seccomp profile (seccomp.Engine) on every
+// thread, with no_new_privs: setuid and file-capability programs in the
+// engine's view gain nothing.
+func confine() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", os.NewSyscallError("prctl", err))
+	}
+	arch, err := seccomp.NativeArch()
+	if err != nil {
+		return err
+	}
+	prog, err := seccomp.Compile(seccomp.Engine(), arch)
+	if err != nil {
+		return err
+	}
+	return seccomp.Install(prog)
 }

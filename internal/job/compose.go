@@ -13,6 +13,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/denial"
 	"github.com/stockade-dev/stockade/internal/egress"
 	"github.com/stockade-dev/stockade/internal/engine"
+	"github.com/stockade-dev/stockade/internal/ocihook"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/slurm"
@@ -71,6 +72,7 @@ type Services struct {
 	// denials are the run's denials (Job.Denials), written to the file of
 	// the sandbox that runs now; nil without them.
 	denials *denial.File
+	event   func(source, event string, fields map[string]any)
 
 	cgroup     *cgroup.Pending
 	group      *cgroup.Group // made, once Limits has returned
@@ -108,7 +110,7 @@ func BeginCgroup(id string, l cgroup.Limits) *cgroup.Pending {
 
 // Compose makes the services of j. On an error nothing of them is left.
 func Compose(j Job, w Wiring) (*Services, error) {
-	s := &Services{job: j, cgroup: w.Cgroup, required: w.Required}
+	s := &Services{job: j, cgroup: w.Cgroup, required: w.Required, event: w.Event}
 	fail := func(err error) (*Services, error) {
 		s.Close()
 		return nil, err
@@ -247,7 +249,14 @@ func (s *Services) Run(h Hooks) (int, error) {
 		if log != nil {
 			defer log.Close()
 		}
-		eng = engine.New(*s.engine, log)
+		eng = engine.New(*s.engine, engine.Options{
+			Log: log, Workdir: s.job.Policy.Workdir, RequireDigest: s.job.RequireDigest,
+			OnRefusal: func(r ocihook.Report) {
+				if s.event != nil {
+					s.event(audit.SourceEngine, audit.EventContainerRefused, r.Fields())
+				}
+			},
+		})
 		eng.Registries = s.job.Registries
 	}
 	// Each start's sandbox makes a file of its own (mount.Feed) and sends

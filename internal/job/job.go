@@ -52,9 +52,11 @@ type Job struct {
 	// (the agent's guide: the agent must not rewrite its own instructions).
 	HomeProtect []string `json:"home_protect,omitempty"`
 	// Containers gives the sandbox a container engine (package engine),
-	// whose output goes to EngineLog.
-	Containers bool   `json:"containers,omitempty"`
-	EngineLog  string `json:"engine_log,omitempty"`
+	// whose output goes to EngineLog. RequireDigest refuses a container
+	// whose image is not named by digest.
+	Containers    bool   `json:"containers,omitempty"`
+	EngineLog     string `json:"engine_log,omitempty"`
+	RequireDigest bool   `json:"require_digest,omitempty"`
 	// SSH, when set, gives the sandbox an SSH agent: a filter (package
 	// sshagent) in front of the user's own, which Services serves.
 	SSH *SSHAgent `json:"ssh,omitempty"`

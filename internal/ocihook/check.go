@@ -34,6 +34,7 @@ type check struct {
 // checks run in this order; the first refusal stops the container.
 var checks = []check{
 	{"process", checkProcess},
+	{"container", checkContainer},
 	{"user", checkUser},
 	{"groups", checkGroups},
 	{"no_new_privileges", checkNNP},
@@ -95,6 +96,16 @@ func checkProcess(s *Spec, _ *Facts) (string, string) {
 	return "", ""
 }
 
+// checkContainer refuses a config the engine's storage has no record of
+// (a container made with --rootfs, or one whose record could not be read):
+// its root and its image cannot be told.
+func checkContainer(_ *Spec, f *Facts) (string, string) {
+	if f.Container == nil {
+		return "container", "the engine's storage has no record of this container (a --rootfs container?)"
+	}
+	return "", ""
+}
+
 func checkUser(s *Spec, f *Facts) (string, string) {
 	if u := s.Process.User; u.UID != f.UID || u.GID != f.GID {
 		return "process.user", fmt.Sprintf("uid %d gid %d, want the sandbox user %d:%d", u.UID, u.GID, f.UID, f.GID)
@@ -118,7 +129,11 @@ func checkNNP(s *Spec, _ *Facts) (string, string) {
 	return "", ""
 }
 
-func checkCaps(s *Spec, _ *Facts) (string, string) {
+func checkCaps(s *Spec, _ *Facts) (string, string) { return capsWithin(s, nil) }
+
+// capsWithin refuses a capability beyond DefaultCaps in any set, and one
+// beyond inherit in the inheritable and ambient sets.
+func capsWithin(s *Spec, inherit []string) (string, string) {
 	c := s.Process.Capabilities
 	if c == nil {
 		return "", ""
@@ -129,7 +144,7 @@ func checkCaps(s *Spec, _ *Facts) (string, string) {
 		max  []string
 	}{
 		{"bounding", c.Bounding, DefaultCaps}, {"effective", c.Effective, DefaultCaps},
-		{"permitted", c.Permitted, DefaultCaps}, {"inheritable", c.Inheritable, nil}, {"ambient", c.Ambient, nil},
+		{"permitted", c.Permitted, DefaultCaps}, {"inheritable", c.Inheritable, inherit}, {"ambient", c.Ambient, inherit},
 	}
 	for _, set := range sets {
 		for _, name := range set.caps {
@@ -222,12 +237,15 @@ func nsInode(id string) string {
 	return id
 }
 
+// checkRoot: the root is the container's own layer, not another
+// container's nor an image's, whose files a writable root would change
+// under every container made from it.
 func checkRoot(s *Spec, f *Facts) (string, string) {
 	if s.Root == nil {
 		return "root", "missing"
 	}
-	if _, ok := under(s.Root.Path, []string{f.Storage}); !ok {
-		return "root.path", fmt.Sprintf("%q is outside the engine's storage", s.Root.Path)
+	if want := rootOf(f, f.Container.Layer); filepath.Clean(s.Root.Path) != want {
+		return "root.path", fmt.Sprintf("%q is not the container's own layer %s", s.Root.Path, want)
 	}
 	return "", ""
 }
@@ -247,6 +265,14 @@ func checkHooks(s *Spec, _ *Facts) (string, string) {
 }
 
 func checkDevices(s *Spec, _ *Facts) (string, string) {
+	if a, ok := s.Annotations[AskedDevices]; ok {
+		var asked []Device
+		if json.Unmarshal([]byte(a), &asked) != nil || len(asked) == 0 {
+			return "annotations." + AskedDevices, "not a list of devices"
+		}
+		d := asked[0]
+		return "linux.devices", fmt.Sprintf("%s (%s %d:%d) is not a default device", d.Path, d.Type, d.Major, d.Minor)
+	}
 	for i, d := range s.Linux.Devices {
 		if !slices.Contains(DefaultDevices, d) {
 			return fmt.Sprintf("linux.devices[%d]", i), fmt.Sprintf("%s (%s %d:%d) is not a default device", d.Path, d.Type, d.Major, d.Minor)
@@ -328,9 +354,20 @@ func pinned(ref string) bool {
 	return true
 }
 
+// checkImage reads the image's reference from the engine's record of the
+// container (Container), never from the config, whose annotations the
+// agent sets; and the digest the reference names must be one of the
+// image's own.
 func checkImage(_ *Spec, f *Facts) (string, string) {
-	if f.RequireDigest && !pinned(f.Image) {
-		return "image", fmt.Sprintf("%q is not pinned by digest (--require-digest): use NAME@sha256:...", f.Image)
+	if !f.RequireDigest {
+		return "", ""
+	}
+	c := f.Container
+	if !pinned(c.Image) {
+		return "image", fmt.Sprintf("%q is not pinned by digest (--require-digest): use NAME@sha256:...", c.Image)
+	}
+	if d := c.Image[strings.LastIndexByte(c.Image, '@')+1:]; !slices.Contains(c.ImageDigests, d) {
+		return "image", fmt.Sprintf("%q names a digest the container's image %s does not have", c.Image, c.ImageID)
 	}
 	return "", ""
 }

@@ -53,6 +53,10 @@ var MountTypes = map[string]string{
 	"mqueue":  "/dev/mqueue",
 }
 
+// ReadonlyTypes are the filesystem types a container mounts read-only
+// only: the kernel's views of devices and cgroups.
+var ReadonlyTypes = map[string]bool{"sysfs": true, "cgroup": true, "cgroup2": true}
+
 // ProcOptions are the /proc mount's options: no process of another user
 // is visible (hidepid=2), and nothing on it runs.
 var ProcOptions = []string{"nosuid", "noexec", "nodev", "hidepid=2"}

@@ -3,8 +3,10 @@ package ocihook
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -37,7 +39,10 @@ func isBind(m Mount) bool {
 }
 
 func checkMounts(s *Spec, f *Facts) (string, string) {
-	allowed := append([]string{f.Workdir, f.Storage}, f.Volumes...)
+	// Of the engine's storage, only the container's own files: the rest
+	// holds the engine's records (LookupContainer reads them) and the
+	// layers of every image and container.
+	allowed := append(append([]string{f.Workdir}, f.Volumes...), ownDirs(f, f.Container.ID)...)
 	for i, m := range s.Mounts {
 		field := fmt.Sprintf("mounts[%d]", i)
 		// Cleaned as the runtime cleans it: /.stockade/./stockade is
@@ -56,11 +61,21 @@ func checkMounts(s *Spec, f *Facts) (string, string) {
 			if where != "" && m.Destination != where {
 				return field + ".destination", fmt.Sprintf("a %s mount belongs at %s, not %s", m.Type, where, m.Destination)
 			}
+			if ReadonlyTypes[m.Type] && (!slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rw")) {
+				return field + ".options", fmt.Sprintf("a %s mount must be read-only", m.Type)
+			}
 			continue
 		}
 		dir, ok := under(m.Source, allowed)
 		if !ok {
-			return field + ".source", fmt.Sprintf("%q is outside the workdir, the engine's storage and the named volumes", m.Source)
+			return field + ".source", fmt.Sprintf("%q is outside the workdir, the named volumes and the container's own files", m.Source)
+		}
+		if slices.Contains(f.Volumes, dir) {
+			if mnt, err := mountAtOrBelow(f, m.Source); err != "" {
+				return field + ".source", err
+			} else if mnt != "" {
+				return field + ".source", fmt.Sprintf("a volume with a mount of its own at %s (podman volume create --opt): it could bring in any directory of the engine's", mnt)
+			}
 		}
 		for _, o := range []string{"nosuid", "nodev"} {
 			if !slices.Contains(m.Options, o) {
@@ -75,6 +90,66 @@ func checkMounts(s *Spec, f *Facts) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// mountAtOrBelow reports a mount point at or below path (links
+// resolved), as the engine's mount table has it: a named volume made with
+// mount options (type=none,o=bind,device=/stockade-engine/storage) is a
+// mount the engine makes at the volume's directory before the runtime
+// binds it, of whatever the agent named. A reason is returned when the
+// table cannot be read.
+func mountAtOrBelow(f *Facts, path string) (string, string) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Sprintf("%s: %v", path, err)
+	}
+	read := f.MountPoints
+	if read == nil {
+		read = mountPoints
+	}
+	points, err := read()
+	if err != nil {
+		return "", fmt.Sprintf("reading the engine's mount table: %v", err)
+	}
+	for _, p := range points {
+		if p == real || strings.HasPrefix(p, real+"/") {
+			return p, ""
+		}
+	}
+	return "", ""
+}
+
+// mountPoints lists the mount points of this process's mount namespace
+// (the runtime's, which is the engine's, for the createRuntime hook).
+func mountPoints() ([]string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 {
+			points = append(points, unescapeMount(f[4]))
+		}
+	}
+	return points, nil
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of a path in
+// the mount table.
+func unescapeMount(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // undoes reports the first of opts (suid, dev, exec) that options hold:

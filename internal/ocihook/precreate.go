@@ -11,11 +11,16 @@ import (
 	"github.com/stockade-dev/stockade/internal/seal"
 )
 
-// Precreate rewrites a proposed runtime configuration so that it passes
-// Check, narrowing what the container asked for and never widening it: its
-// capability sets are cut down to DefaultCaps, its own seccomp profile is
-// replaced by the canonical one, its entrypoint runs under seal. Fields
-// Precreate does not know are kept as they are.
+// Precreate rewrites a proposed runtime configuration so that the
+// engine's own defaults pass Check, narrowing and never widening: the
+// sandbox user, no_new_privileges, a user namespace of the container's own,
+// nosuid and nodev on every bind, the canonical seccomp profile in place of
+// the engine's, the masks, no core dumps, and the entrypoint under seal.
+// What the agent asked for beyond the policy (a capability beyond the
+// defaults, no seccomp profile at all, a device, a bind from outside) is
+// left as it is, for Check to refuse with its reason: a precreate hook's
+// own error never reaches the agent. Fields Precreate does not know are
+// kept as they are.
 func Precreate(config []byte, f Facts) ([]byte, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
@@ -36,12 +41,6 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 	user["uid"], user["gid"] = f.UID, f.GID
 	delete(user, "additionalGids")
 	process["noNewPrivileges"] = true
-	if c, ok := process["capabilities"].(map[string]any); ok {
-		for _, set := range []string{"bounding", "effective", "permitted"} {
-			c[set] = keepCaps(c[set])
-		}
-		c["inheritable"], c["ambient"] = []string{}, []string{}
-	}
 	var rlimits []any
 	if rl, ok := process["rlimits"].([]any); ok {
 		for _, r := range rl {
@@ -57,7 +56,14 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 		delete(hooks, "createContainer")
 		delete(hooks, "startContainer")
 	}
-	linux["seccomp"] = f.Seccomp
+	if sc, ok := linux["seccomp"]; ok && sc != nil {
+		// No profile at all is seccomp=unconfined, which Check refuses.
+		linux["seccomp"] = f.Seccomp
+	}
+	userNamespace(linux, f.UIDs, f.GIDs)
+	if err := moveAskedDevices(cfg, linux); err != nil {
+		return nil, err
+	}
 	linux["maskedPaths"] = union(linux["maskedPaths"], MaskedPaths)
 	linux["readonlyPaths"] = union(linux["readonlyPaths"], ReadonlyPaths)
 
@@ -77,6 +83,17 @@ func Precreate(config []byte, f Facts) ([]byte, error) {
 					}
 				}
 				mm["options"] = append(opts, ProcOptions...)
+			}
+			if t, _ := mm["type"].(string); ReadonlyTypes[t] {
+				// --privileged asks for them writable: the kernel
+				// refuses a writable sysfs here before the checks run,
+				// and no container needs to write them.
+				mm["options"] = union(slices.DeleteFunc(stringList(mm["options"]), func(o string) bool { return o == "rw" }), []string{"ro"})
+			}
+			if t, _ := mm["type"].(string); t == "bind" || slices.ContainsFunc(stringList(mm["options"]), func(o string) bool { return o == "bind" || o == "rbind" }) {
+				// Where the agent asked for suid or dev, they stay and
+				// undo these: Check refuses them.
+				mm["options"] = union(mm["options"], []string{"nosuid", "nodev"})
 			}
 			mounts = append(mounts, mm)
 		}
@@ -159,14 +176,56 @@ func stringList(v any) []string {
 	return out
 }
 
-func keepCaps(v any) []string {
-	out := []string{}
-	for _, c := range stringList(v) {
-		if slices.Contains(DefaultCaps, c) && !slices.Contains(out, c) {
-			out = append(out, c)
+// moveAskedDevices moves the devices beyond DefaultDevices from
+// linux.devices to the AskedDevices annotation (see there).
+func moveAskedDevices(cfg, linux map[string]any) error {
+	devs, _ := linux["devices"].([]any)
+	var keep, asked []any
+	for _, d := range devs {
+		var dev Device
+		if b, err := json.Marshal(d); err != nil || json.Unmarshal(b, &dev) != nil {
+			return fmt.Errorf("reading the container's config: linux.devices holds %v, not a device", d)
+		}
+		if slices.Contains(DefaultDevices, dev) {
+			keep = append(keep, d)
+		} else {
+			asked = append(asked, d)
 		}
 	}
-	return out
+	if len(asked) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(asked)
+	if err != nil {
+		return err
+	}
+	linux["devices"] = keep
+	object(cfg, "annotations")[AskedDevices] = string(b)
+	return nil
+}
+
+// userNamespace gives the container a user namespace of its own when it
+// has none (podman makes none unless told to, and the engine's would be
+// shared): the engine's ids mapped onto themselves, so that a file keeps
+// its owner, and the container's capabilities count in its own namespace
+// only. A namespace the config already has is left to Check.
+func userNamespace(linux map[string]any, uids, gids []IDRange) {
+	ns, _ := linux["namespaces"].([]any)
+	for _, e := range ns {
+		if m, ok := e.(map[string]any); ok && m["type"] == "user" {
+			return
+		}
+	}
+	linux["namespaces"] = append(ns, map[string]any{"type": "user"})
+	linux["uidMappings"], linux["gidMappings"] = identity(uids), identity(gids)
+}
+
+func identity(ids []IDRange) []any {
+	var m []any
+	for _, r := range ids {
+		m = append(m, map[string]any{"containerID": r.Start, "hostID": r.Start, "size": r.Count})
+	}
+	return m
 }
 
 func union(v any, add []string) []string {

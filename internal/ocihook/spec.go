@@ -3,20 +3,29 @@
 //
 //   - Precreate rewrites the proposed runtime configuration (the engine's
 //     precreate hook contract: the config on stdin, the config to use on
-//     stdout): the sandbox user, no_new_privileges, the default capability
-//     set at most, the workload seccomp profile, hidepid=2 on /proc, the
-//     masked and read-only /proc and /sys paths, a core limit of 0, and the
-//     entrypoint run under `stockade seal` (the binary mounted read-only at
-//     SealPath) with a Landlock policy derived from the container's mounts.
+//     stdout), narrowing the engine's own defaults: the sandbox user,
+//     no_new_privileges, a user namespace of the container's own, the
+//     workload seccomp profile, hidepid=2 on /proc, the masked and
+//     read-only /proc and /sys paths, a core limit of 0, and the entrypoint
+//     run under `stockade seal` (the binary mounted read-only at SealPath)
+//     with a Landlock policy derived from the container's mounts. What the
+//     agent asked for beyond the policy it leaves for Check to refuse.
 //   - Check validates the configuration the runtime is about to use (the
 //     createRuntime hook) and refuses it on the first check that fails, in
 //     one line naming the check and the field. It does not trust Precreate to
 //     have run: an engine under the agent's control may skip or undo it.
+//     What the config cannot tell (the container's own layer, the image it
+//     was made from) comes from the engine's records (LookupContainer).
+//
+// What no hook sees, a process `podman exec` starts and a build's RUN step,
+// passes through stockade as the engine's runtime (RuntimeCall, Exec,
+// CheckBuild).
 //
 // Spec models only the fields the hooks read; Precreate edits the JSON in
-// place, so fields it does not know pass through unchanged. Both are pure:
-// no engine, no kernel state, except that Check resolves mount sources on
-// the filesystem (the kernel follows their symbolic links too).
+// place, so fields it does not know pass through unchanged. Precreate is
+// pure; Check reads the filesystem where the runtime will (mount sources,
+// whose symbolic links the kernel follows too, and the engine's mount
+// table), and LookupContainer the engine's storage.
 package ocihook
 
 import (
@@ -24,40 +33,59 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 )
+
+// AskedDevices is the annotation in which precreate keeps the devices a
+// config asked for beyond DefaultDevices, for the createRuntime check to
+// refuse: the runtime makes a container's devices before it runs that
+// hook, and would fail on them first with an error that names no policy.
+const AskedDevices = "io.stockade.asked-devices"
 
 // SealPath is where the stockade binary is mounted, read-only, in every
 // container; the entrypoint runs as `SealPath seal --keep-caps --policy ...`.
 const SealPath = "/.stockade/stockade"
 
-// ImageAnnotations are the config annotations the hook CLI reads the image
-// reference from, first found first. Which one the engine stockade starts
-// sets is fixed when the engine is wired in; until then an image without
-// any of them is refused under --require-digest.
-var ImageAnnotations = []string{"io.stockade.image", "io.kubernetes.cri.image-name", "org.opencontainers.image.ref.name"}
-
-// Facts are what a session knows that the hooks check the config against.
+// Facts are what a session knows that the hooks check the config against:
+// the facts file the supervisor writes, where the engine cannot write, and
+// Container, which the createRuntime hook reads from the engine's storage.
 type Facts struct {
-	// Workdir, Storage and Volumes (named volume directories) are the only
-	// places a container may bind a directory from. Storage holds all the
-	// engine keeps: its image and container store and its run root (where
-	// podman writes each container's hosts and resolv.conf), so the engine
-	// is configured with both beneath it.
+	// Workdir and Volumes (named volume directories) are where a
+	// container may bind a directory from, besides its own files in the
+	// engine's storage (see Container).
 	Workdir string   `json:"workdir"`
-	Storage string   `json:"storage"`
 	Volumes []string `json:"volumes"`
+	// Storage is the engine's image and container store (graphroot), RunRoot
+	// its run root, Driver its storage driver ("vfs"): a container's own
+	// files are <Storage or RunRoot>/<Driver>-containers/<id>/userdata, its
+	// root its own layer's directory under Storage.
+	Storage string `json:"storage"`
+	RunRoot string `json:"run_root"`
+	Driver  string `json:"driver"`
 	// Seccomp is the canonical workload profile, as OCI linux.seccomp JSON.
 	Seccomp json.RawMessage `json:"seccomp"`
-	// UID and GID are the sandbox user every container process runs as.
+	// UID and GID are the sandbox user every container process runs as,
+	// in the engine's ids.
 	UID uint32 `json:"uid"`
 	GID uint32 `json:"gid"`
+	// UIDs and GIDs are the engine's ids, one range per line of its own
+	// maps: a container's own user namespace maps each onto itself (the
+	// kernel takes a line of a map only when it falls within one line of
+	// the parent's).
+	UIDs []IDRange `json:"uids"`
+	GIDs []IDRange `json:"gids"`
 	// SealSource is the stockade binary's path in the engine's view, bound
 	// read-only at SealPath.
 	SealSource string `json:"seal_source"`
-	// RequireDigest refuses an image named by tag: only name@sha256:... runs.
+	// Runtime is the real OCI runtime (crun), which stockade runs as the
+	// engine's runtime in front of it (RuntimeCall).
+	Runtime string `json:"runtime"`
+	// RequireDigest refuses a container made from an image named by tag:
+	// only name@sha256:... runs.
 	RequireDigest bool `json:"require_digest"`
-	// Image is the reference of the container's image.
-	Image string `json:"image"`
+	// Container is what the engine's storage says of the container the
+	// config is for (LookupContainer); nil refuses it.
+	Container *Container `json:"-"`
 	// EngineNamespaces identifies the engine's own namespaces by type
 	// ("network" -> "net:[4026532011]"), and NamespaceOf tells what a
 	// namespace path in the config names (by default the inode of the
@@ -65,14 +93,26 @@ type Facts struct {
 	// container joining one of the engine's is refused.
 	EngineNamespaces map[string]string            `json:"engine_namespaces"`
 	NamespaceOf      func(string) (string, error) `json:"-"`
+	// MountPoints lists the mount points of the engine's mount table (by
+	// default this process's, which the createRuntime hook shares with
+	// the runtime): a volume with a mount at or below it is refused.
+	MountPoints func() ([]string, error) `json:"-"`
+}
+
+// IDRange is Count ids from Start.
+type IDRange struct {
+	Start uint32 `json:"start"`
+	Count uint32 `json:"count"`
 }
 
 // Spec is the part of an OCI runtime configuration (config.json) the hooks
 // read.
 type Spec struct {
-	Process     *Process          `json:"process"`
-	Root        *Root             `json:"root"`
-	Mounts      []Mount           `json:"mounts"`
+	Process *Process `json:"process"`
+	Root    *Root    `json:"root"`
+	Mounts  []Mount  `json:"mounts"`
+	// Annotations are the agent's to set (--annotation): only
+	// AskedDevices is read, and it can only refuse.
 	Annotations map[string]string `json:"annotations"`
 	Linux       *Linux            `json:"linux"`
 	Hooks       *Hooks            `json:"hooks"`
@@ -182,10 +222,10 @@ type DeviceRule struct {
 }
 
 // Validate reports a fact a hook cannot work without: a relative or empty
-// directory, or no canonical seccomp profile (precreate would put none in
-// place).
+// directory, no storage driver, no ids for a container's user namespace, or
+// no canonical seccomp profile (precreate would put none in place).
 func (f Facts) Validate() error {
-	for name, dir := range map[string]string{"workdir": f.Workdir, "storage": f.Storage, "seal_source": f.SealSource} {
+	for name, dir := range map[string]string{"workdir": f.Workdir, "storage": f.Storage, "run_root": f.RunRoot, "seal_source": f.SealSource} {
 		if !filepath.IsAbs(dir) {
 			return fmt.Errorf("the session's facts: %s %q is not an absolute path", name, dir)
 		}
@@ -194,6 +234,12 @@ func (f Facts) Validate() error {
 		if !filepath.IsAbs(v) {
 			return fmt.Errorf("the session's facts: volume %q is not an absolute path", v)
 		}
+	}
+	if f.Driver == "" || strings.ContainsAny(f.Driver, "/.") {
+		return fmt.Errorf("the session's facts: storage driver %q is not a driver's name", f.Driver)
+	}
+	if len(f.UIDs) == 0 || len(f.GIDs) == 0 {
+		return errors.New("the session's facts: no ids for a container's user namespace")
 	}
 	var profile map[string]any
 	if json.Unmarshal(f.Seccomp, &profile) != nil || profile == nil {

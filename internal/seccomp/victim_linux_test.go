@@ -161,6 +161,44 @@ var victimCases = []victimCase{
 	{name: "ordinary work", call: ordinaryWork},
 }
 
+// engineVictimCases are made under the engine's profile (Engine): what the
+// engine needs works, the exploit primitives do not.
+var engineVictimCases = []victimCase{
+	{name: "bpf", want: unix.EPERM, call: func() error { return errnoErr(unix.Syscall(unix.SYS_BPF, 0, 0, 0)) }},
+	{name: "io_uring_setup", want: unix.EPERM, call: func() error { return errnoErr(unix.Syscall(unix.SYS_IO_URING_SETUP, 1, 0, 0)) }},
+	{name: "io_uring_register", want: unix.EPERM, call: rawCall(unix.SYS_IO_URING_REGISTER, ^uintptr(0), 0, 0)},
+	{name: "perf_event_open", want: unix.EPERM, call: func() error {
+		return errnoErr(unix.Syscall6(unix.SYS_PERF_EVENT_OPEN, 0, 0, ^uintptr(0), ^uintptr(0), 0, 0))
+	}},
+	{name: "userfaultfd", want: unix.EPERM, call: rawCall(unix.SYS_USERFAULTFD, unix.O_CLOEXEC, 0, 0)},
+	{name: "kexec_load", want: unix.EPERM, call: rawCall(unix.SYS_KEXEC_LOAD, 0, 0, 0)},
+	{name: "init_module", want: unix.EPERM, call: rawCall(unix.SYS_INIT_MODULE, 0, 0, 0)},
+	{name: "finit_module", want: unix.EPERM, call: rawCall(unix.SYS_FINIT_MODULE, ^uintptr(0), 0, 0)},
+	{name: "delete_module", want: unix.EPERM, call: rawCall(unix.SYS_DELETE_MODULE, 0, 0, 0)},
+	{name: "keyctl", want: unix.ENOSYS, call: func() error {
+		_, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false)
+		return err
+	}},
+	{name: "add_key", want: unix.ENOSYS, call: rawCall(unix.SYS_ADD_KEY, 0, 0, 0)},
+	{name: "request_key", want: unix.ENOSYS, call: rawCall(unix.SYS_REQUEST_KEY, 0, 0, 0)},
+	{name: "open_by_handle_at", want: unix.EPERM, call: rawCall(unix.SYS_OPEN_BY_HANDLE_AT, ^uintptr(0), 0, 0)},
+	// What the engine does: a user and a mount namespace, a mount in them
+	// (by a child: a threaded process cannot unshare its user namespace).
+	{name: "user and mount namespace, mount", call: func() error {
+		cmd := exec.Command("/bin/mount", "-t", "tmpfs", "none", os.TempDir())
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		return nil
+	}},
+	{name: "ordinary work", call: ordinaryWork},
+}
+
 // rawCall makes system call nr with three arguments the filter decides on
 // before the kernel reads them.
 func rawCall(nr, a0, a1, a2 uintptr) func() error {
@@ -254,13 +292,27 @@ func newThreads(n int) error {
 	return nil
 }
 
-// runVictim installs Default on this process and runs one case; it returns
-// the exit status.
+// victimSets are the cases of each profile a victim installs, by the
+// prefix of the case's name in victimEnv.
+var victimSets = []struct {
+	prefix  string
+	profile func() Profile
+	cases   []victimCase
+}{
+	{"", Default, victimCases},
+	{"engine/", Engine, engineVictimCases},
+}
+
+// runVictim installs the case's profile on this process and runs the case;
+// it returns the exit status.
 func runVictim(name string) int {
 	var c *victimCase
-	for i := range victimCases {
-		if victimCases[i].name == name {
-			c = &victimCases[i]
+	var profile func() Profile
+	for _, set := range victimSets {
+		for i := range set.cases {
+			if set.prefix+set.cases[i].name == name {
+				c, profile = &set.cases[i], set.profile
+			}
 		}
 	}
 	if c == nil {
@@ -268,7 +320,7 @@ func runVictim(name string) int {
 		return 2
 	}
 	runtime.LockOSThread()
-	if err := installDefault(); err != nil {
+	if err := install(profile()); err != nil {
 		fmt.Fprintln(os.Stderr, "victim:", err)
 		return 2
 	}
@@ -289,7 +341,7 @@ func runVictim(name string) int {
 	return 0
 }
 
-func installDefault() error {
+func install(p Profile) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
@@ -297,7 +349,7 @@ func installDefault() error {
 	if err != nil {
 		return err
 	}
-	prog, err := Compile(Default(), arch)
+	prog, err := Compile(p, arch)
 	if err != nil {
 		return err
 	}
@@ -321,26 +373,32 @@ func TestVictim(t *testing.T) {
 	if err := probeSeccomp(); err != nil {
 		testenv.SkipOrFail(t, "kernel lacks seccomp filters: %v", err)
 	}
-	for _, c := range victimCases {
-		if c.amd64 && runtime.GOARCH != "amd64" {
-			continue
-		}
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), victimEnv+"="+c.name)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			switch {
-			case c.killed:
-				if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != unix.SIGSYS {
-					t.Errorf("victim ended with %v, want death by SIGSYS\n%s", err, out)
-				}
-			case err != nil:
-				t.Errorf("victim: %v\n%s", err, out)
+	for _, set := range victimSets {
+		for _, c := range set.cases {
+			if c.amd64 && runtime.GOARCH != "amd64" {
+				continue
 			}
-		})
+			runVictimCase(t, set.prefix+c.name, c)
+		}
 	}
+}
+
+func runVictimCase(t *testing.T, name string, c victimCase) {
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), victimEnv+"="+name)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		switch {
+		case c.killed:
+			if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != unix.SIGSYS {
+				t.Errorf("victim ended with %v, want death by SIGSYS\n%s", err, out)
+			}
+		case err != nil:
+			t.Errorf("victim: %v\n%s", err, out)
+		}
+	})
 }
 
 // probeSeccomp asks the kernel whether it has seccomp filters and the

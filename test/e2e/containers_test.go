@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -345,11 +346,6 @@ i=$((i+1)); sleep 0.1; done; exit 1`
 func TestContainersRequireDigest(t *testing.T) {
 	requireContainers(t)
 	requireTestnet(t)
-	if out, _ := exec.Command(bin, "run", "--help").Output(); !strings.Contains(string(out), "--require-digest") {
-		// The hook's side of --require-digest is on its own branch
-		// (h/engine); this test runs once both are merged.
-		t.Skip("this stockade has no --require-digest")
-	}
 	digest, err := os.ReadFile("/run/stk-testnet-registry.digest")
 	if err != nil {
 		t.Fatal(err)
@@ -363,5 +359,42 @@ podman --remote run --rm ` + pinned + ` echo by-digest`
 		"--registry-allow", "http://registry.test:5000", "--", "sh", "-c", script)
 	if got := strings.Join(strings.Fields(res.stdout), " "); res.code != 0 || got != "REFUSED by-digest" {
 		t.Fatalf("got %q (exit %d), want \"REFUSED by-digest\"\nstderr: %s", got, res.code, res.stderr)
+	}
+}
+
+var sandboxID = regexp.MustCompile(`stockade: sandbox ([0-9a-f]+):`)
+
+// TestContainerRefusalAudited: a container the hooks refuse is refused with
+// the check's reason as the engine's error, and is an event of the run's
+// audit log.
+func TestContainerRefusalAudited(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	r := e.run("", nil, "run", "--containers", "--", "sh", "-c", importImage+"podman --remote run --rm --cap-add ALL img true")
+	const refusal = "stockade refused the container (check capabilities): process.capabilities.bounding: "
+	if r.code == 0 || !strings.Contains(r.stderr, refusal) {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	m := sandboxID.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no sandbox id in:\n%s", r.stderr)
+	}
+	logs := e.run("", nil, "logs", "-s", m[1])
+	if !strings.Contains(logs.stdout, "engine: container refused (check capabilities): process.capabilities.bounding: ") ||
+		!strings.Contains(logs.stdout, "image localhost/img:latest") {
+		t.Errorf("the audit log has no refusal:\n%s%s", logs.stdout, logs.stderr)
+	}
+	if v := e.run("", nil, "logs", "-s", m[1], "--verify"); v.code != 0 {
+		t.Errorf("logs --verify: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+}
+
+// TestRequireDigestNeedsContainers: --require-digest alone is a usage
+// error that says what to add.
+func TestRequireDigestNeedsContainers(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", nil, "run", "--require-digest", "--", "true")
+	if r.code != 2 || !strings.Contains(r.stderr, "add --containers") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -4,53 +4,81 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // containerRows: containers the agent starts through the engine of
-// --containers (package engine) are held by the sandbox's walls. The engine
-// sees the sandbox's view, never the host's; every mount it inherits is
-// locked, so masks and read-only binds hold in a container whatever its
-// options; its namespaces are the sandbox's or its own. Each row imports a
-// busybox image through the engine first (no registry is reachable here).
-// A refusal is the engine's error, as the agent sees it.
+// --containers (package engine) are held by the sandbox's walls and by the
+// OCI hooks' policy (package ocihook). The engine sees the sandbox's view,
+// never the host's; every mount it inherits is locked, so masks and
+// read-only binds hold in a container whatever its options; its namespaces
+// are the sandbox's or its own. The createRuntime hook refuses what the
+// policy does not allow, and the agent sees the refusal, naming the check,
+// as the engine's error (refusedBy). Each row imports a busybox image,
+// with the probe in it, through the engine first (no registry is reachable
+// here).
 var containerRows = []row{
-	// The sanity row: both clients work, so the denials below are real.
+	// The sanity rows: both clients work, so the denials below are real.
 	ctrRow("containers_docker_run_works", `docker run --rm img echo hi`, "hi"),
 	ctrRow("containers_podman_run_works", `podman --remote run --rm img echo hi`, "hi"),
-	// The host's root: the engine's / is the sandbox's view.
-	ctrRow("containers_bind_root",
-		`docker run --rm -v /:/host img sh -c 'test -e /host{home}/.ssh/id_rsa && echo LEAKED || echo DENIED'`, "DENIED"),
-	// The real HOME is not in the view; $HOME is the sandbox HOME.
-	ctrRow("containers_bind_home",
-		`docker run --rm -v $HOME:/h img sh -c 'test -e /h/.ssh/id_rsa && echo LEAKED || echo DENIED'`, "DENIED"),
-	// --privileged needs a sysfs of a network namespace the engine's user
-	// namespace does not own: the kernel refuses, the engine says so.
-	ctrRow("containers_privileged",
-		`podman --remote run --rm --privileged img true 2>&1 | grep -q 'OCI permission denied' && echo REFUSED`, "REFUSED"),
-	// Every capability and no seccomp: the protected hooks stay read-only
-	// (a locked read-only bind), the mask cannot be unmounted nor the bind
-	// remounted.
+	// The host's root and the real HOME: the engine's / is the sandbox's
+	// view, and the hook refuses a bind from outside the workdir anyway.
+	ctrRow("containers_bind_root", refusedBy(`docker run -d -v /:/host img true`), "stockade refused the container (check mounts)"),
+	ctrRow("containers_bind_home", refusedBy(`podman --remote run --rm -v $HOME:/h img true`), "stockade refused the container (check mounts)"),
+	ctrRow("containers_bind_proc", refusedBy(`podman --remote run --rm -v /proc:/p img true`), "stockade refused the container (check mounts)"),
+	// --privileged and --cap-add ALL: capabilities beyond the defaults,
+	// which the engine alone would give.
+	ctrRow("containers_privileged", refusedBy(`podman --remote run --rm --privileged img true`), "stockade refused the container (check capabilities)"),
+	ctrRow("containers_privileged_docker", refusedBy(`docker run -d --privileged img true`), "stockade refused the container (check capabilities)"),
+	ctrRow("containers_cap_add_all", refusedBy(`podman --remote run --rm --cap-add ALL img true`), "stockade refused the container (check capabilities)"),
+	// Every capability and no seccomp, then at the protected paths: refused
+	// before it runs (beneath the hook, the locked mounts hold too: see
+	// containers_write_protected).
 	ctrRow("containers_capall_git_hooks",
-		`docker run --rm --cap-add ALL --security-opt seccomp=unconfined -v {work}:/w img sh -c 'mount -o remount,rw /w/.git/hooks 2>/dev/null; echo x >>/w/.git/hooks/pre-commit && echo WROTE || echo DENIED' 2>/dev/null`, "DENIED"),
+		refusedBy(`docker run -d --cap-add ALL --security-opt seccomp=unconfined -v {work}:/w img sh -c 'mount -o remount,rw /w/.git/hooks; echo x >>/w/.git/hooks/pre-commit'`),
+		"stockade refused the container (check capabilities)"),
 	ctrRow("containers_capall_env_mask",
-		`docker run --rm --cap-add ALL --security-opt seccomp=unconfined -v {work}:/w img sh -c 'umount /w/.env 2>/dev/null; grep -q escape-test /w/.env && echo LEAKED || echo DENIED'`, "DENIED"),
-	// A non-recursive bind of the workdir would leave the masks behind:
-	// the kernel copies a tree with locked children only whole.
+		refusedBy(`docker run -d --cap-add ALL --security-opt seccomp=unconfined -v {work}:/w img sh -c 'umount /w/.env; cat /w/.env'`),
+		"stockade refused the container (check capabilities)"),
+	ctrRow("containers_seccomp_unconfined", refusedBy(`podman --remote run --rm --security-opt seccomp=unconfined img true`), "stockade refused the container (check seccomp)"),
+	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
+	// A named volume whose driver options bind another directory of the
+	// engine's (here its storage, where its records and every image's
+	// layers are): the engine mounts it at the volume's directory, which
+	// the hook would otherwise take for a volume like any other.
+	ctrRow("containers_volume_driver_opts",
+		`podman --remote volume create --opt type=none --opt o=bind --opt device=/stockade-engine/storage w >/dev/null && `+
+			refusedBy(`podman --remote run --rm -v w:/x img true`),
+		"stockade refused the container (check mounts)"),
+	// A device: the engine, rootless (it runs slirp4netns for the
+	// containers' network), binds the device node rather than asking the
+	// runtime to make it, and a bind from outside the workdir is refused
+	// (a device in the config is refused by the devices check: see
+	// internal/ocihook TestCheck).
+	ctrRow("containers_device", refusedBy(`podman --remote run --rm --device /dev/null:/dev/sda img true`), "stockade refused the container (check mounts)"),
+	// A non-recursive bind of the workdir would leave the masks behind
+	// (the kernel refuses to copy a tree with locked children but whole).
 	ctrRow("containers_bind_nonrecursive_env",
-		`podman --remote run --rm --mount type=bind,src={work},dst=/w,bind-nonrecursive img sh -c 'grep -q escape-test /w/.env && echo LEAKED || echo DENIED' 2>&1 | tail -n 1`, "DENIED"),
+		refusedBy(`podman --remote run --rm --mount type=bind,src={work},dst=/w,bind-nonrecursive img cat /w/.env`),
+		"stockade refused the container (check mounts)"),
 	// The host's PID namespace: the engine's "host" is the sandbox's, and
 	// without cgroups podman refuses to share it at all.
 	ctrRow("containers_pid_host",
 		`docker run --rm --pid host img cat /proc/1/comm 2>&1 | grep -q 'private PID namespace' && echo REFUSED`, "REFUSED"),
-	// The host's network: the engine's "host" network is its own
-	// namespace, with loopback only.
-	ctrRow("containers_network_host",
-		`docker run --rm --network host img sh -c 'echo | nc -w 2 127.0.0.1 {hostport} && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
-	// The host's engine sockets are not in the view: a bind of their paths
-	// binds nothing that answers.
+	// The engine's network namespace, which has only its loopback: the
+	// hook refuses a container without a network namespace of its own.
+	ctrRow("containers_network_host", refusedBy(`docker run -d --network host img true`), "stockade refused the container (check namespaces)"),
+	// --userns host would share the engine's user namespace, whose root
+	// owns the engine's mounts: the container gets one of its own anyway,
+	// mapping the engine's ids onto themselves (the engine's own map, seen
+	// from inside, maps them onto other ids).
+	ctrRow("containers_userns_host",
+		`podman --remote run --rm --userns host img sh -c 's=PRIVATE; while read a b c; do [ "$a" = "$b" ] || s=SHARED; done </proc/self/uid_map; echo $s'`, "PRIVATE"),
+	// The host's engine sockets are not in the view: a bind of their
+	// paths is refused, and the sandbox has none either.
 	ctrRow("containers_host_docker_socket",
-		`docker run --rm -v /run/docker.sock:/d.sock -v /run/podman:/p img sh -c 'test -S /d.sock || test -S /p/podman.sock && echo LEAKED || echo DENIED'`, "DENIED"),
+		refusedBy(`docker run -d -v /run/docker.sock:/d.sock -v /run/podman:/p img true`), "stockade refused the container (check mounts)"),
 	ctrRow("containers_sandbox_host_socket",
 		`test -S /var/run/docker.sock || test -S /run/podman/podman.sock && echo LEAKED || echo DENIED`, "DENIED"),
 	// The tun device the engine's slirp4netns needs is in the command's
@@ -86,6 +114,55 @@ var containerRows = []row{
 		`docker run --rm img sh -c 'echo | nc -w 3 10.0.2.2 3128 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
 	ctrRow("containers_pod_registry_proxy",
 		`docker run --rm img sh -c 'echo | nc -w 3 169.254.1.1 3129 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
+	// A container writing the workdir's protected paths through a bind the
+	// hooks allow: the sandbox's read-only binds reach the engine locked,
+	// and Landlock in the container would let the write through.
+	ctrRow("containers_write_protected",
+		`podman --remote run --rm -v {work}:/w img /bin/probe write /w/.git/config`, "DENIED EROFS"),
+	ctrRow("containers_bind_git_hooks_rw",
+		`podman --remote run --rm -v {work}/.git/hooks:/h:rw img /bin/probe write /h/pre-commit`, "DENIED EROFS"),
+	// podman exec passes no hook: the engine's runtime, stockade in front
+	// of crun, refuses a process with more than the default capabilities,
+	// which the engine alone would give (every one, in the container's
+	// user namespace), and seals the rest as the entrypoint is sealed.
+	ctrRow("containers_exec_privileged",
+		`podman --remote run -d --name c img sleep 60 >/dev/null && `+refusedBy(`podman --remote exec -d --privileged c true`),
+		"stockade refused the container (check capabilities)"),
+	ctrRow("containers_exec_privileged_docker",
+		`docker run -d --name c img sleep 60 >/dev/null && `+refusedBy(`docker exec -d --privileged c true`),
+		"stockade refused the container (check capabilities)"),
+	// A build's RUN step passes no hook either: what podman build asks for
+	// beyond the defaults is refused by the runtime.
+	ctrRow("containers_build_cap_add_all",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --cap-add ALL --network none $c`),
+		"stockade refused the container (check capabilities)"),
+	ctrRow("containers_build_seccomp_unconfined",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --security-opt seccomp=unconfined --network none $c`),
+		"stockade refused the container (check seccomp)"),
+	// A build step's bind of "/" binds the build context's root, never the
+	// engine's (buildah resolves a bind's source inside the context).
+	ctrRow("containers_build_mount_root",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN --mount=type=bind,source=/,target=/h sh -c "test -e /h/stockade-engine -o -e /h/etc/passwd && echo LEAKED || echo CONTEXT"\n' >$c/Containerfile && `+
+			`podman --remote build --no-cache --network none $c 2>&1 | grep -E '^(LEAKED|CONTEXT)$' | head -n 1`,
+		"CONTEXT"),
+	// A process in the engine's context that no hook checks, a build's
+	// RUN step, calls what the engine's own seccomp profile refuses and the
+	// build's profile (containers-common's) allows.
+	ctrRow("containers_build_engine_seccomp",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN /bin/probe remap-file-pages\n' >$c/Containerfile && `+
+			`podman --remote build --network none $c 2>&1 | grep -E '^(OK|DENIED)' | head -n 1`,
+		"DENIED EPERM"),
+	// --require-digest: the image's reference is the one the engine
+	// recorded when it made the container, from the name the client gave;
+	// a digest written into the config's annotations, which the agent
+	// sets at will, counts for nothing.
+	digestRow("containers_require_digest_tag", refusedBy(`podman --remote run --rm img true`), "stockade refused the container (check image)"),
+	digestRow("containers_require_digest_annotation",
+		`D=$(podman --remote image inspect img --format '{{.Digest}}'); `+
+			refusedBy(`podman --remote run --rm --annotation io.stockade.image=localhost/img@$D --annotation org.opencontainers.image.ref.name=localhost/img@$D img true`),
+		"stockade refused the container (check image)"),
+	digestRow("containers_require_digest_pinned",
+		`D=$(podman --remote image inspect img --format '{{.Digest}}'); podman --remote run --rm localhost/img@$D echo pinned`, "pinned"),
 	// A container left running when the command exits, planting a name a
 	// placeholder holds (.envrc runs at the user's next cd with direnv)
 	// over and over: init cannot signal the engine's processes, so the
@@ -96,6 +173,13 @@ var containerRows = []row{
 	// TestEngineQuietAfterReap holds the ordering itself.)
 	plantAfterExit(ctrRow("containers_plant_after_exit",
 		`docker run -d -v {work}:/w img sh -c 'while :; do : >/w/.envrc; done 2>/dev/null' >/dev/null && sleep 1 && echo STARTED`, "STARTED")),
+}
+
+// refusedBy runs a client command and prints the start of the hook's
+// refusal in its error, "stockade refused the container (check NAME)", or
+// nothing: a container that ran prints no refusal.
+func refusedBy(cmd string) string {
+	return cmd + ` 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1`
 }
 
 // plantAfterExit: the row's workdir has no .envrc, and has none after it.
@@ -111,11 +195,21 @@ func plantAfterExit(r row) row {
 	return r
 }
 
-// ctrImage makes the image img from the host's static busybox, through the
-// engine, before a container row's script.
-const ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; ` +
-	`for c in sh echo cat test grep umount mount nc true tail touch wget nslookup; do ln -s busybox $d/bin/$c; done; ` +
+// ctrImage makes the image img from the host's static busybox and the
+// probe, through the engine, before a container row's script.
+var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; cp {probe} $d/bin/probe; ` +
+	`for c in ` + strings.Join(ctrApplets, " ") + `; do ln -s busybox $d/bin/$c; done; ` +
 	`tar -C $d -cf $d.tar .; podman --remote import -q $d.tar img >/dev/null; set +e; `
+
+// ctrApplets are the busybox applets the rows' containers run.
+var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup"}
+
+// digestRow is a ctrRow under --require-digest.
+func digestRow(name, script, want string) row {
+	r := ctrRow(name, script, want)
+	r.flags = append(r.flags, "--require-digest")
+	return r
+}
 
 func ctrRow(name, script, want string) row {
 	return podRow(name, nil, script, want)

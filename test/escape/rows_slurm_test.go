@@ -16,22 +16,22 @@ var slurmRows = []row{
 		args: sh(`if [ -x /usr/bin/sbatch ]; then /usr/bin/sbatch --wrap true >/dev/null 2>&1 && echo OK || echo DENIED failed; else echo DENIED absent; fi`),
 		want: "DENIED failed"},
 	{name: "slurm_munge_socket", args: sh(`[ -e /run/munge/munge.socket.2 ] && echo OK || echo DENIED absent`), want: "DENIED absent"},
-	{name: "slurm_submit_as_other_uid", flags: []string{"--slurm"}, args: sh(refusedBy(`sbatch --uid=0 --wrap true`)), want: "DENIED refused"},
-	{name: "slurm_submit_prolog", flags: []string{"--slurm"}, args: sh(refusedBy(`srun --prolog=/tmp/p true`)), want: "DENIED refused"},
-	{name: "slurm_submit_get_user_env", flags: []string{"--slurm"}, args: sh(refusedBy(`sbatch --get-user-env --wrap true`)), want: "DENIED refused"},
-	{name: "slurm_output_outside_project", flags: []string{"--slurm"}, args: sh(refusedBy(`sbatch -o {home}/.bashrc --wrap true`)), want: "DENIED refused"},
-	{name: "slurm_chdir_outside_project", flags: []string{"--slurm"}, args: sh(refusedBy(`sbatch -D / --wrap true`)), want: "DENIED refused"},
+	{name: "slurm_submit_as_other_uid", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --uid=0 --wrap true`)), want: "DENIED refused"},
+	{name: "slurm_submit_prolog", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun --prolog=/tmp/p true`)), want: "DENIED refused"},
+	{name: "slurm_submit_get_user_env", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --get-user-env --wrap true`)), want: "DENIED refused"},
+	{name: "slurm_output_outside_project", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch -o {home}/.bashrc --wrap true`)), want: "DENIED refused"},
+	{name: "slurm_chdir_outside_project", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch -D / --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_directive_uid", flags: []string{"--slurm"},
 		setup: func(fx *fixture) error { return fx.writeFile("work/j.sh", "#!/bin/sh\n#SBATCH --uid=0\ntrue\n", 0o644) },
-		args:  sh(refusedBy(`sbatch j.sh`)), want: "DENIED refused"},
-	{name: "slurm_abbreviated_flag", flags: []string{"--slurm"}, args: sh(refusedBy(`sbatch --ui=0 --wrap true`)), want: "DENIED refused"},
-	{name: "slurm_cancel_foreign_job", flags: []string{"--slurm"}, args: sh(refusedBy(`scancel 1`)), want: "DENIED refused"},
-	{name: "slurm_enumerate_users", flags: []string{"--slurm"}, args: sh(refusedBy(`sacctmgr show user`)), want: "DENIED refused"},
-	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(refusedBy(`salloc`)), want: "DENIED refused"},
+		args:  sh(slurmRefused(`sbatch j.sh`)), want: "DENIED refused"},
+	{name: "slurm_abbreviated_flag", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --ui=0 --wrap true`)), want: "DENIED refused"},
+	{name: "slurm_cancel_foreign_job", flags: []string{"--slurm"}, args: sh(slurmRefused(`scancel 1`)), want: "DENIED refused"},
+	{name: "slurm_enumerate_users", flags: []string{"--slurm"}, args: sh(slurmRefused(`sacctmgr show user`)), want: "DENIED refused"},
+	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(slurmRefused(`salloc`)), want: "DENIED refused"},
 }
 
-// refusedBy prints "DENIED refused" when the chaperon refuses cmd, and OK
+// slurmRefused prints "DENIED refused" when the chaperon refuses cmd, and OK
 // with what it said otherwise.
-func refusedBy(cmd string) string {
+func slurmRefused(cmd string) string {
 	return `out=$(` + cmd + ` 2>&1); case "$out" in *"refused by stockade"*) echo "DENIED refused" ;; *) echo "OK $out" | head -n1 ;; esac`
 }
