@@ -89,6 +89,9 @@ type Hooks struct {
 type Listeners struct {
 	HTTP, SOCKS5, DNSTCP, Auth net.Listener
 	DNSUDP                     net.PacketConn
+	// Capture holds the capture listeners, IPv4 and IPv6 (package
+	// capture).
+	Capture []net.Listener
 }
 
 // run runs j once in a sandbox that placer puts in its cgroup and serve
@@ -152,6 +155,9 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), eng
 			cs, err := serveListeners(files, serve)
 			closers = cs
 			return err
+		},
+		OnCaptureOff: func(err error) {
+			h.Warn("transparent capture is off: %v; programs that ignore the proxy variables cannot connect out", err)
 		},
 		OnPTY: h.OnPTY,
 		BeforeCommand: func() error {
@@ -495,6 +501,8 @@ func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 			ls.DNSTCP = ln
 		case "auth":
 			ls.Auth = ln
+		case "capture":
+			ls.Capture = append(ls.Capture, ln)
 		}
 	}
 	if fn != nil {

@@ -89,6 +89,11 @@ var Listeners = []struct {
 	{"dns", "tcp", sandboxnet.DNSAddr},
 	{"dns", "udp", sandboxnet.DNSAddr},
 	{"auth", "tcp", sandboxnet.AuthAddr},
+	// Where the capture rules send the sandbox's TCP to other addresses
+	// (package capture). Without IPv6 in the kernel the second is an IPv4
+	// socket on a port of the kernel's choosing, which nothing reaches.
+	{"capture", "tcp", sandboxnet.CaptureAddr},
+	{"capture", "tcp", sandboxnet.CaptureAddr6},
 }
 
 // ExecSpec is what init needs to confine itself and start the command.
@@ -158,6 +163,11 @@ type Options struct {
 	// OnListeners receives the Listeners init made (when the spec asks),
 	// in their order, before the command starts.
 	OnListeners func(files []*os.File) error
+	// OnCaptureOff hears why the sandbox's transparent capture could not
+	// be set up (package capture): the kernel refused the nftables rules
+	// or the route. The sandbox runs without them, as one without capture
+	// would: connections that ignore the proxies fail.
+	OnCaptureOff func(err error)
 	// OnPTY receives the master of the command's pseudo-terminal, which
 	// init opens inside when the spec asks for a terminal. The command
 	// starts after OnPTY returns, so the terminal's size can be set first.

@@ -196,6 +196,9 @@ func (s *Sandbox) setup(pid int) error {
 		} else if err := s.opt.OnListeners(files); err != nil {
 			return err
 		}
+		if err := s.arena.captureOff(); err != nil && s.opt.OnCaptureOff != nil {
+			s.opt.OnCaptureOff(err)
+		}
 	}
 	if s.spec.Exec.TTY {
 		files, err := s.receive(msgPTY, 1)

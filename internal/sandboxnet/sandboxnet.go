@@ -24,6 +24,12 @@ const (
 	// names Host as its nameserver.
 	DNSAddr  = Host + ":53"
 	AuthAddr = Host + ":2376" // the auth proxy
+	// CapturePort is where the sandbox's nftables rules redirect every
+	// TCP connection to a non-loopback address (package capture), on
+	// CaptureAddr for IPv4 and CaptureAddr6 for IPv6.
+	CapturePort  = 3129
+	CaptureAddr  = Host + ":3129"
+	CaptureAddr6 = "[::1]:3129"
 )
 
 // AuthURL is the base URL of the auth proxy; route R is AuthURL + "/R".
