@@ -81,7 +81,8 @@ func clientHelloName(b []byte) string {
 	if len(rec) < 4 || rec[0] != 1 { // ClientHello
 		return ""
 	}
-	body := rec[4:min(len(rec), 4+int(rec[1])<<16|int(rec[2])<<8|int(rec[3]))]
+	n := int(rec[1])<<16 | int(rec[2])<<8 | int(rec[3])
+	body := rec[4:min(len(rec), 4+n)]
 	r := reader(body)
 	if !r.skip(2+32) || !r.skipVec(1) || !r.skipVec(2) || !r.skipVec(1) {
 		return ""
