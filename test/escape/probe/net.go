@@ -5,7 +5,9 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -77,10 +79,25 @@ func dial(network, addr string) error {
 		return err
 	}
 	defer c.Close()
-	if network == "udp" { // connect(2) on UDP only checks the route; send too
-		_, err = c.Write([]byte("stockade-escape"))
+	if network == "unix" {
+		return nil
 	}
-	return err
+	// connect(2) on UDP only checks the route, and a TCP connection to
+	// another address is accepted by the capture listener before the
+	// supervisor decides: send, and see whether the peer refuses (a
+	// reset, an ICMP port unreachable) or stays. A peer that stays, or
+	// answers, is a connection made.
+	if _, err := c.Write([]byte("stockade-escape\n")); err != nil {
+		return err
+	}
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != nil && !os.IsTimeout(err) {
+		if err == io.EOF {
+			return denial("EOF")
+		}
+		return err
+	}
+	return nil
 }
 
 // listenConnect serves one line on addr and reads it back through a client: the
