@@ -56,7 +56,7 @@ type Config struct {
 	// that long; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxConns caps the client connections open at once over the HTTP,
-	// SOCKS5 and DNS-over-TCP listeners together; each costs the server a
+	// SOCKS5, DNS-over-TCP and capture listeners together; each costs the server a
 	// descriptor, two while tunneled. Connections over it are refused
 	// (counted, one warning); 0 means DefaultMaxConns.
 	MaxConns int
@@ -135,7 +135,7 @@ func (p *Proxy) fullMessage() string {
 }
 
 // Decider returns the proxy's decider, for a server outside this package
-// (a transparent mode) that must decide the same way.
+// that must decide the same way.
 func (p *Proxy) Decider() *Decider { return p.decider }
 
 // Close stops every server, closes every listener, client connection and
