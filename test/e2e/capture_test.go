@@ -157,7 +157,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'`, want: "ECONN
 		body: []string{"host: 198.51.100.10"}},
 	{name: "capture_git_http_noproxy", flags: allow("allowed.test"), needs: needGitRepo,
 		script: noProxy + `git clone -q http://allowed.test/repo.git /tmp/r 2>&1 && echo OK && cat /tmp/r/README`,
-		want: "OK", body: []string{"a repository on the test host"}},
+		want:   "OK", body: []string{"a repository on the test host"}},
 }
 
 func TestCaptureRows(t *testing.T) {
