@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -162,4 +164,77 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'`, want: "ECONN
 
 func TestCaptureRows(t *testing.T) {
 	runNetRows(t, captureRows)
+}
+
+// TestCaptureGitDaemon: git over git://, a protocol no proxy variable
+// covers, to a git daemon on the host's end of the test network
+// (198.51.100.1: the host's own address, in the floor, so the row needs an
+// IP rule that lifts it for that address and port).
+func TestCaptureGitDaemon(t *testing.T) {
+	requireSandbox(t)
+	requireTestnet(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is not installed")
+	}
+	base := t.TempDir()
+	repo := filepath.Join(base, "repo.git")
+	work := filepath.Join(base, "work")
+	gitEnv := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@allowed.test",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@allowed.test", "GIT_CONFIG_NOSYSTEM=1", "HOME="+base)
+	for _, args := range [][]string{
+		{"init", "-q", "--bare", repo},
+		{"init", "-q", work},
+		{"-C", work, "commit", "-q", "--allow-empty", "-m", "over git://"},
+		{"-C", work, "push", "-q", repo, "HEAD:refs/heads/main"},
+		{"-C", repo, "symbolic-ref", "HEAD", "refs/heads/main"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Env = gitEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	l, err := net.Listen("tcp", "198.51.100.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				f, err := c.(*net.TCPConn).File()
+				if err != nil {
+					return
+				}
+				defer f.Close()
+				cmd := exec.Command("git", "daemon", "--inetd", "--export-all", "--base-path="+base, base)
+				cmd.Env, cmd.Stdin, cmd.Stdout = gitEnv, f, f
+				cmd.Run()
+			}()
+		}
+	}()
+	addr := l.Addr().String()
+	clone := noProxy + "git clone -q git://" + addr + "/repo.git /tmp/r 2>&1 && git -C /tmp/r log --format=%s; echo EXIT$?"
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"allowed", allow(addr), "over git://"},
+		{"denied", nil, "Connection reset by peer"}, // git reports it on a read or a write
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			args := append([]string{"run", "--log-level", "error", "--resolver", testnetDNS}, tt.flags...)
+			res := e.run("", nil, append(args, "--", "sh", "-c", clone)...)
+			if first, _, _ := strings.Cut(res.stdout, "\n"); !strings.Contains(first, tt.want) {
+				t.Fatalf("got %q, want a first line with %q\nstderr: %s", res.stdout, tt.want, res.stderr)
+			}
+		})
+	}
 }
