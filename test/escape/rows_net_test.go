@@ -35,6 +35,12 @@ var netRows = []row{
 		args: probe("connect-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
 	{name: "connect_host_address_allow_mode", setup: needHostIP, flags: []string{"--agent-policy", "allow"},
 		args: probe("connect-tcp", "{hostip}:22"), want: "DENIED ECONNRESET"},
+	// The capture listener reached directly, not through the rules: its
+	// original destination is itself, in the floor.
+	{name: "connect_capture_listener", flags: []string{"--agent-policy", "allow"},
+		args: probe("connect-tcp", "127.0.0.1:3129"), want: "DENIED ECONNRESET"},
+	{name: "connect_capture_listener_ipv6", flags: []string{"--agent-policy", "allow"},
+		args: probe("connect-tcp", "[::1]:3129"), want: "DENIED ECONNRESET"},
 	// The capture rules and routes are init's: the command holds no
 	// CAP_NET_ADMIN to flush them, delete the table or add a route.
 	{name: "nft_flush_ruleset", args: probe("nft-flush"), want: "DENIED EPERM"},
