@@ -13,34 +13,35 @@ import "errors"
 // host.
 var netRows = []row{
 	{name: "interfaces", args: probe("ifaces"), want: "OK lo"},
-	// Before capture these were ENETUNREACH: now the capture listener
-	// accepts, and the supervisor refuses.
-	{name: "connect_public_tcp", args: probe("connect-tcp", "203.0.113.1:443"), want: "DENIED ECONNRESET"},
-	{name: "connect_public_udp", args: probe("connect-udp", "203.0.113.1:53"), want: "DENIED ECONNREFUSED"},
-	{name: "connect_public_ipv6", args: probe("connect-tcp", "[2001:db8::1]:443"), want: "DENIED ECONNRESET"},
+	// Before capture these were connect-tcp and connect-udp, ENETUNREACH:
+	// now connect(2) works (the capture listener accepts; UDP has a route
+	// through lo), and the refusal comes on the exchange.
+	{name: "connect_public_tcp", args: probe("exchange-tcp", "203.0.113.1:443"), want: "DENIED ECONNRESET"},
+	{name: "connect_public_udp", args: probe("exchange-udp", "203.0.113.1:53"), want: "DENIED ECONNREFUSED"},
+	{name: "connect_public_ipv6", args: probe("exchange-tcp", "[2001:db8::1]:443"), want: "DENIED ECONNRESET"},
 	// Cloud metadata: instance credentials.
-	{name: "connect_cloud_metadata", args: probe("connect-tcp", "169.254.169.254:80"), want: "DENIED ECONNRESET"},
-	{name: "connect_private_range", args: probe("connect-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
+	{name: "connect_cloud_metadata", args: probe("exchange-tcp", "169.254.169.254:80"), want: "DENIED ECONNRESET"},
+	{name: "connect_private_range", args: probe("exchange-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
 	{name: "connect_host_address", setup: needHostIP,
-		args: probe("connect-tcp", "{hostip}:22"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "{hostip}:22"), want: "DENIED ECONNRESET"},
 	// The floor holds for captured connections even when the policy
 	// allows everything.
 	{name: "connect_cloud_metadata_allow_mode", flags: []string{"--agent-policy", "allow"},
-		args: probe("connect-tcp", "169.254.169.254:80"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "169.254.169.254:80"), want: "DENIED ECONNRESET"},
 	{name: "connect_cloud_metadata_mapped_allow_mode", flags: []string{"--agent-policy", "allow"},
-		args: probe("connect-tcp", "[::ffff:169.254.169.254]:80"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "[::ffff:169.254.169.254]:80"), want: "DENIED ECONNRESET"},
 	{name: "connect_metadata_v6_allow_mode", flags: []string{"--agent-policy", "allow"},
-		args: probe("connect-tcp", "[fd00:ec2::254]:80"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "[fd00:ec2::254]:80"), want: "DENIED ECONNRESET"},
 	{name: "connect_private_range_allow_mode", flags: []string{"--agent-policy", "allow"},
-		args: probe("connect-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
 	{name: "connect_host_address_allow_mode", setup: needHostIP, flags: []string{"--agent-policy", "allow"},
-		args: probe("connect-tcp", "{hostip}:22"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "{hostip}:22"), want: "DENIED ECONNRESET"},
 	// The capture listener reached directly, not through the rules: its
 	// original destination is itself, in the floor.
 	{name: "connect_capture_listener", flags: []string{"--agent-policy", "allow"},
-		args: probe("connect-tcp", "127.0.0.1:3129"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "127.0.0.1:3129"), want: "DENIED ECONNRESET"},
 	{name: "connect_capture_listener_ipv6", flags: []string{"--agent-policy", "allow"},
-		args: probe("connect-tcp", "[::1]:3129"), want: "DENIED ECONNRESET"},
+		args: probe("exchange-tcp", "[::1]:3129"), want: "DENIED ECONNRESET"},
 	// The capture rules and routes are init's: the command holds no
 	// CAP_NET_ADMIN to flush them, delete the table or add a route.
 	{name: "nft_flush_ruleset", args: probe("nft-flush"), want: "DENIED EPERM"},
