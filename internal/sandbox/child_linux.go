@@ -142,8 +142,10 @@ func (p *program) initMain() {
 	p.reach(stepNetwork)
 	p.loopbackUp()
 	if len(p.listeners) > 0 {
-		p.listen()
+		// The capture rules first: the supervisor reads what became
+		// of them once the listeners arrive.
 		p.capture()
+		p.listen()
 	}
 	p.reach(stepMaps)
 	if len(p.idFiles) == 0 {

@@ -310,6 +310,9 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 			}
 		}
 		m := capture.Build(sandboxnet.CapturePort, host.ipv6)
+		if testCaptureRules != nil {
+			m.Rules = testCaptureRules(m.Rules)
+		}
 		p.captureRules = a.bytes(string(m.Rules))
 		p.captureRoute = a.bytes(string(m.Route))
 		p.captureOff = (*[2]uint16)(unsafe.Pointer(&a.shared[4]))
@@ -456,6 +459,10 @@ var testDeath struct {
 	at       uint8
 	bySignal bool
 }
+
+// testCaptureRules, when set, changes the capture rules init sends: for the
+// tests of a kernel that refuses them.
+var testCaptureRules func(rules []byte) []byte
 
 // bounds are the arena's first and last address.
 func (a *arena) bounds() (uintptr, uintptr) {
