@@ -19,6 +19,7 @@ var netRows = []row{
 	{name: "connect_public_tcp", args: probe("exchange-tcp", "203.0.113.1:443"), want: "DENIED ECONNRESET"},
 	{name: "connect_public_udp", args: probe("exchange-udp", "203.0.113.1:53"), want: "DENIED ECONNREFUSED"},
 	{name: "connect_public_ipv6", args: probe("exchange-tcp", "[2001:db8::1]:443"), want: "DENIED ECONNRESET"},
+	{name: "connect_public_udp_ipv6", args: probe("exchange-udp", "[2001:db8::1]:443"), want: "DENIED ECONNREFUSED"},
 	// Cloud metadata: instance credentials.
 	{name: "connect_cloud_metadata", args: probe("exchange-tcp", "169.254.169.254:80"), want: "DENIED ECONNRESET"},
 	{name: "connect_private_range", args: probe("exchange-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
