@@ -182,3 +182,46 @@ func refusedRules(rules []byte) []byte {
 	binary.NativeEndian.PutUint16(b[first+4:], 10<<8|0xff)
 	return b
 }
+
+// TestCaptureListenerWithoutIPv6: where the namespace has no ::1 (IPv6
+// off), the IPv6 capture listener binds [::]:0, which no rule sends
+// anything to, and the sandbox starts. The test stands in for a missing
+// ::1 with an address lo does not have.
+func TestCaptureListenerWithoutIPv6(t *testing.T) {
+	requireSandbox(t)
+	i := len(Listeners) - 1
+	if Listeners[i].Name != "capture" || !strings.HasPrefix(Listeners[i].Addr, "[") {
+		t.Fatalf("the last listener is %+v, not the IPv6 capture listener", Listeners[i])
+	}
+	saved := Listeners[i].Addr
+	Listeners[i].Addr = "[2001:db8::3129]:3129"
+	defer func() { Listeners[i].Addr = saved }()
+	spec, err := NewSpec(Config{ID: "capture2", Workdir: t.TempDir(), Home: "/nonexistent-home",
+		Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Listen = true
+	devnull, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	defer devnull.Close()
+	var bound string
+	code, err := Run(spec, Options{Stdin: devnull, Stdout: devnull, Stderr: devnull,
+		OnListeners: func(files []*os.File) error {
+			for j, f := range files {
+				if j == i {
+					if l, err := net.FileListener(f); err == nil {
+						bound = l.Addr().String()
+						l.Close()
+					}
+				}
+				f.Close()
+			}
+			return nil
+		}})
+	if err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	if ap, err := netip.ParseAddrPort(bound); err != nil || !ap.Addr().IsUnspecified() || !ap.Addr().Is6() || ap.Port() == 0 {
+		t.Errorf("the IPv6 capture listener is bound to %q, want [::] and a port of the kernel's", bound)
+	}
+}

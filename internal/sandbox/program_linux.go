@@ -53,6 +53,7 @@ type program struct {
 	captureRules []byte
 	captureRoute []byte
 	captureOff   *[2]uint16
+	any6         unix.RawSockaddrInet6 // [::]:0, for an IPv6 listener without ::1
 
 	steps []rawStep
 	// readyAt is the first step of a mount over a placeholder (or
@@ -316,6 +317,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		p.captureRules = a.bytes(string(m.Rules))
 		p.captureRoute = a.bytes(string(m.Route))
 		p.captureOff = (*[2]uint16)(unsafe.Pointer(&a.shared[4]))
+		p.any6.Family = unix.AF_INET6
 		p.listenMsg = newMessage(a, msgListeners, len(p.listeners))
 	}
 
