@@ -91,7 +91,8 @@ var Listeners = []struct {
 	{"auth", "tcp", sandboxnet.AuthAddr},
 	// Where the capture rules send the sandbox's TCP to other addresses
 	// (package capture). Without IPv6 in the kernel the second is an IPv4
-	// socket on a port of the kernel's choosing, which nothing reaches.
+	// socket on a port of the kernel's choosing, and without ::1 in the
+	// namespace it binds [::]:0: no rule sends anything there.
 	{"capture", "tcp", sandboxnet.CaptureAddr},
 	{"capture", "tcp", sandboxnet.CaptureAddr6},
 }
