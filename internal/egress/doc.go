@@ -18,7 +18,7 @@
 //	go p.ServeSOCKS5(socksLn)   // sandboxnet.SOCKS5Addr
 //	go p.ServeDNS(dnsUDP)       // sandboxnet.DNSAddr
 //	go p.ServeDNSTCP(dnsTCP)
-//	go p.ServeCapture(captureLn) // sandboxnet.CaptureAddr, CaptureAddr6
+//	go p.ServeCapture(captureLn) // sandboxnet.CaptureBind: CaptureAddr, CaptureAddr6
 //	...
 //	rules.Allow(r) // from the control API; applies to the next connection
 //	p.Close()      // closes everything and waits for every handler

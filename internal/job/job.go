@@ -89,8 +89,7 @@ type Hooks struct {
 type Listeners struct {
 	HTTP, SOCKS5, DNSTCP, Auth net.Listener
 	DNSUDP                     net.PacketConn
-	// Capture holds the capture listeners, IPv4 and IPv6 (package
-	// capture).
+	// Capture holds the capture listener (package capture).
 	Capture []net.Listener
 }
 

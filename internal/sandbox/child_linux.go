@@ -319,13 +319,12 @@ func (p *program) listen() {
 		if l.family == unix.AF_INET6 {
 			sa, salen = ptr(&l.addr6), unix.SizeofSockaddrInet6
 		}
-		_, e = sys(unix.SYS_BIND, fd, sa, salen, 0, 0, 0)
-		if e == unix.EADDRNOTAVAIL && l.family == unix.AF_INET6 {
-			// IPv6 is off in this namespace (no ::1): the capture
-			// listener's IPv6 half binds where no rule sends anything.
-			_, e = sys(unix.SYS_BIND, fd, ptr(&p.any6), salen, 0, 0, 0)
+		if l.family == unix.AF_INET6 {
+			// Dual-stack whatever net.ipv6.bindv6only says: the
+			// IPv4 capture rule redirects to it too.
+			sys(unix.SYS_SETSOCKOPT, fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, ptr(&p.zero), 4, 0)
 		}
-		if e != 0 {
+		if _, e := sys(unix.SYS_BIND, fd, sa, salen, 0, 0, 0); e != 0 {
 			p.fail(stepNetwork, i, e, ExitSetup)
 		}
 		if l.stream {

@@ -53,7 +53,6 @@ type program struct {
 	captureRules []byte
 	captureRoute []byte
 	captureOff   *[2]uint16
-	any6         unix.RawSockaddrInet6 // [::]:0, for an IPv6 listener without ::1
 
 	steps []rawStep
 	// readyAt is the first step of a mount over a placeholder (or
@@ -295,7 +294,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 				rl.typ, rl.stream = unix.SOCK_DGRAM, false
 			}
 			if ap.Addr().Is6() && !host.ipv6 {
-				ap = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)
+				ap = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())
 			}
 			port := [2]byte{byte(ap.Port() >> 8), byte(ap.Port())} // network order
 			if ap.Addr().Is4() {
@@ -317,7 +316,6 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		p.captureRules = a.bytes(string(m.Rules))
 		p.captureRoute = a.bytes(string(m.Route))
 		p.captureOff = (*[2]uint16)(unsafe.Pointer(&a.shared[4]))
-		p.any6.Family = unix.AF_INET6
 		p.listenMsg = newMessage(a, msgListeners, len(p.listeners))
 	}
 

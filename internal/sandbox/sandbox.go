@@ -90,11 +90,9 @@ var Listeners = []struct {
 	{"dns", "udp", sandboxnet.DNSAddr},
 	{"auth", "tcp", sandboxnet.AuthAddr},
 	// Where the capture rules send the sandbox's TCP to other addresses
-	// (package capture). Without IPv6 in the kernel the second is an IPv4
-	// socket on a port of the kernel's choosing, and without ::1 in the
-	// namespace it binds [::]:0: no rule sends anything there.
-	{"capture", "tcp", sandboxnet.CaptureAddr},
-	{"capture", "tcp", sandboxnet.CaptureAddr6},
+	// (package capture): one dual-stack socket for both families, or
+	// sandboxnet.CaptureAddr where the kernel has no IPv6.
+	{"capture", "tcp", sandboxnet.CaptureBind},
 }
 
 // ExecSpec is what init needs to confine itself and start the command.

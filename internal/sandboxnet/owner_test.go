@@ -18,7 +18,7 @@ import (
 func TestOneOwner(t *testing.T) {
 	facts := []string{
 		HTTPProxyAddr, SOCKS5Addr, DNSAddr, AuthAddr, DummyKey,
-		CaptureAddr, CaptureAddr6, ":3128", ":1080", ":2376", ":3129", "nameserver " + Host,
+		CaptureAddr, CaptureAddr6, CaptureBind, ":3128", ":1080", ":2376", ":3129", "nameserver " + Host,
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

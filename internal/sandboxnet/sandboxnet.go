@@ -25,11 +25,14 @@ const (
 	DNSAddr  = Host + ":53"
 	AuthAddr = Host + ":2376" // the auth proxy
 	// CapturePort is where the sandbox's nftables rules redirect every
-	// TCP connection to a non-loopback address (package capture), on
-	// CaptureAddr for IPv4 and CaptureAddr6 for IPv6.
+	// TCP connection to a non-loopback address (package capture): to
+	// CaptureAddr for IPv4 and CaptureAddr6 for IPv6. One dual-stack
+	// listener on CaptureBind takes both (CaptureAddr alone where the
+	// kernel has no IPv6).
 	CapturePort  = 3129
 	CaptureAddr  = Host + ":3129"
 	CaptureAddr6 = "[::1]:3129"
+	CaptureBind  = "[::]:3129"
 )
 
 // AuthURL is the base URL of the auth proxy; route R is AuthURL + "/R".
