@@ -36,12 +36,15 @@ func (p *Proxy) handleCapture(c net.Conn) {
 	prefix, name, kind := sniff(c)
 	ctx, cancel := context.WithTimeout(p.ctx, handshakeTimeout)
 	defer cancel()
-	dec := p.decideCaptured(ctx, dst, name)
+	dec, from := p.decideCaptured(ctx, dst, name, kind)
+	// What the audit log adds for a captured connection: where the
+	// program was going, and what named it.
+	extra := map[string]any{"dst": dst.String(), "name_from": from}
 	if !dec.Allowed {
 		if dec.Unresolved {
-			p.auditConn(protoCapture, dec, netip.AddrPort{}, 0, 0, start, dec.Err)
+			p.auditConn(protoCapture, dec, netip.AddrPort{}, 0, 0, start, dec.Err, extra)
 		} else {
-			p.auditDenied(protoCapture, dec)
+			p.auditDenied(protoCapture, dec, extra)
 		}
 		if kind == sniffHTTP {
 			denyRaw(c, dec)
@@ -52,7 +55,7 @@ func (p *Proxy) handleCapture(c net.Conn) {
 	}
 	up, addr, err := p.dialer.DialDecision(ctx, dec)
 	if err != nil {
-		p.auditConn(protoCapture, dec, addr, 0, 0, start, err)
+		p.auditConn(protoCapture, dec, addr, 0, 0, start, err, extra)
 		reset(c)
 		return
 	}
@@ -63,14 +66,14 @@ func (p *Proxy) handleCapture(c net.Conn) {
 	if len(prefix) > 0 {
 		up.SetWriteDeadline(time.Now().Add(handshakeTimeout))
 		if _, err := up.Write(prefix); err != nil {
-			p.auditConn(protoCapture, dec, addr, 0, 0, start, err)
+			p.auditConn(protoCapture, dec, addr, 0, 0, start, err, extra)
 			return
 		}
 	}
 	c.SetDeadline(time.Time{})
 	up.SetDeadline(time.Time{})
 	out, in, err := splice(c, up, p.cfg.IdleTimeout)
-	p.auditConn(protoCapture, dec, addr, in, out+int64(len(prefix)), start, err)
+	p.auditConn(protoCapture, dec, addr, in, out+int64(len(prefix)), start, err, extra)
 }
 
 // decideCaptured decides a connection to dst that carried name ("" when
@@ -80,18 +83,21 @@ func (p *Proxy) handleCapture(c net.Conn) {
 // permitted name reach another host. Without one, the name the DNS stub
 // answered dst for decides, and dst alone is dialed; without that, dst is
 // an IP literal.
-func (p *Proxy) decideCaptured(ctx context.Context, dst netip.AddrPort, name string) Decision {
+//
+// from says what named the destination: kind (the sniffed protocol), "dns"
+// or "address".
+func (p *Proxy) decideCaptured(ctx context.Context, dst netip.AddrPort, name, kind string) (dec Decision, from string) {
 	if name != "" {
 		dec := p.decider.Decide(ctx, name, dst.Port())
 		if i := slices.Index(dec.Addrs, dst.Addr()); i > 0 {
 			dec.Addrs = append([]netip.Addr{dst.Addr()}, slices.Delete(slices.Clone(dec.Addrs), i, i+1)...)
 		}
-		return dec
+		return dec, kind
 	}
 	if n := p.dns.answered.name(dst.Addr()); n != "" {
-		return p.decider.DecideAt(n, dst)
+		return p.decider.DecideAt(n, dst), "dns"
 	}
-	return p.decider.Decide(ctx, dst.Addr().String(), dst.Port())
+	return p.decider.Decide(ctx, dst.Addr().String(), dst.Port()), "address"
 }
 
 // denyRaw answers a captured plain HTTP request that was denied as the

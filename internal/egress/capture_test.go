@@ -69,7 +69,18 @@ func TestDecideCaptured(t *testing.T) {
 			for a, n := range tt.answered {
 				p.Proxy.dns.answered.remember(n, []netip.Addr{netip.MustParseAddr(a)})
 			}
-			dec := p.decideCaptured(context.Background(), netip.MustParseAddrPort(tt.dst), tt.sent)
+			kind := sniffNone
+			if tt.sent != "" {
+				kind = sniffTLS
+			}
+			dec, from := p.decideCaptured(context.Background(), netip.MustParseAddrPort(tt.dst), tt.sent, kind)
+			wantFrom := map[bool]string{true: "dns", false: "address"}[tt.answered[netip.MustParseAddrPort(tt.dst).Addr().String()] != ""]
+			if tt.sent != "" {
+				wantFrom = sniffTLS
+			}
+			if from != wantFrom {
+				t.Errorf("named by %q, want %q", from, wantFrom)
+			}
 			if dec.Allowed != tt.wantAllow || dec.Rule != tt.wantRule {
 				t.Fatalf("allowed %v by %q (%s), want %v by %q", dec.Allowed, dec.Rule, dec.Reason, tt.wantAllow, tt.wantRule)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -255,18 +256,27 @@ func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) error {
 	}
 }
 
-// auditDenied records a refused connection.
-func (p *Proxy) auditDenied(proto string, dec Decision) {
-	p.cfg.Audit(EventNetworkDenied, map[string]any{
+// auditDenied records a refused connection, with the fields of extra
+// (capture's original destination) added.
+func (p *Proxy) auditDenied(proto string, dec Decision, extra ...map[string]any) {
+	f := map[string]any{
 		"proto": proto, "host": dec.Host, "port": int(dec.Port), "rule": dec.Rule, "reason": dec.Reason,
-	})
+	}
+	for _, e := range extra {
+		maps.Copy(f, e)
+	}
+	p.cfg.Audit(EventNetworkDenied, f)
 }
 
-// auditConn records a connection that was allowed, once it has ended.
-func (p *Proxy) auditConn(proto string, dec Decision, addr netip.AddrPort, in, out int64, start time.Time, err error) {
+// auditConn records a connection that was allowed, once it has ended,
+// with the fields of extra added.
+func (p *Proxy) auditConn(proto string, dec Decision, addr netip.AddrPort, in, out int64, start time.Time, err error, extra ...map[string]any) {
 	f := map[string]any{
 		"proto": proto, "host": dec.Host, "port": int(dec.Port), "rule": dec.Rule,
 		"bytes_in": in, "bytes_out": out, "duration_ms": time.Since(start).Milliseconds(),
+	}
+	for _, e := range extra {
+		maps.Copy(f, e)
 	}
 	if addr.IsValid() {
 		f["addr"] = addr.String()

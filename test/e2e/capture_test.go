@@ -238,3 +238,31 @@ func TestCaptureGitDaemon(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureAudit: captured connections are in the audit log with proto
+// capture, where the program was going (dst) and what named it
+// (name_from): a denied one named by its address, an allowed one named by
+// the stub's answer.
+func TestCaptureAudit(t *testing.T) {
+	requireSandbox(t)
+	requireTestnet(t)
+	e := newEnv(t)
+	r := e.run("", nil, "run", "--log-level", "error", "--resolver", testnetDNS, "--agent-allow", "echo.test",
+		"--", "sh", "-c", echo("198.51.100.10", 7)+"; "+echo("echo.test", 7))
+	if r.code != 0 || r.stdout != "ECONNRESET\nping\n" {
+		t.Fatalf("run: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	runs := e.list(true)
+	if len(runs) != 1 {
+		t.Fatalf("list --all: %+v", runs)
+	}
+	logs := e.run("", nil, "logs", "-s", runs[0].ID, "--json").stdout
+	for _, want := range []string{
+		`"event":"network_denied"`, `"dst":"198.51.100.10:7"`, `"name_from":"address"`,
+		`"event":"connection"`, `"dst":"198.51.100.20:7"`, `"name_from":"dns"`, `"host":"echo.test"`, `"proto":"capture"`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the audit log lacks %s:\n%s", want, logs)
+		}
+	}
+}
