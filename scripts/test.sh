@@ -11,7 +11,7 @@ user=stockade-test
 # command -> Debian package providing it
 declare -A need=(
 	[go]="" [gcc]=gcc [git]=git [tmux]=tmux [bwrap]=bubblewrap [setpriv]=util-linux
-	[python3]=python3 [curl]=curl [ip]=iproute2 [useradd]=passwd [npm]=npm
+	[python3]=python3 [curl]=curl [ip]=iproute2 [nft]=nftables [useradd]=passwd [npm]=npm
 	[qemu-aarch64-static]=qemu-user-static
 	[zsh]=zsh [fish]=fish # the completion scripts are checked with both
 	# run --containers: the engine, its runtime, the id-map helpers, the

@@ -47,7 +47,7 @@ func Guide(in GuideInput) string {
 		} else {
 			fmt.Fprintf(&b, "Network: only these hosts are allowed: %s.", strings.Join(in.Allowed, ", "))
 		}
-		b.WriteString(" Everything goes through the proxy set in HTTP_PROXY/HTTPS_PROXY/ALL_PROXY; tools that ignore those variables cannot connect.\n")
+		b.WriteString(" Tools use the proxy set in HTTP_PROXY/HTTPS_PROXY/ALL_PROXY; a direct TCP connection is captured and decided by the same rules, and other UDP than DNS is refused.\n")
 	}
 	if in.Network != "none" {
 		fmt.Fprintf(&b, "A request refused by the network policy gets HTTP 403 (or a SOCKS5 refusal) with a body naming the host and the rule. "+

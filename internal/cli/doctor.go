@@ -70,10 +70,11 @@ func (c *doctorCmd) Run() error {
 		}
 	}
 	add(containersCheck(c.Containers))
-	if err := sandbox.Smoke(); err != nil {
+	if off, err := sandbox.Smoke(); err != nil {
 		add(check{name: "sandbox", detail: "starting /bin/true: " + err.Error(), fix: "see the failing check above"})
 	} else {
 		add(check{name: "sandbox", ok: true, detail: "started /bin/true in a full sandbox"})
+		add(captureCheck(off))
 	}
 
 	failed := 0
@@ -109,6 +110,17 @@ func (c *doctorCmd) Run() error {
 	}
 	fmt.Println("\nstockade can run on this machine.")
 	return nil
+}
+
+// captureCheck reports the transparent capture of the sandbox's TCP
+// (package capture): without it a run goes on, and programs that ignore
+// the proxy variables cannot connect out.
+func captureCheck(off error) check {
+	if off != nil {
+		return check{name: "capture", detail: off.Error(), optional: true,
+			fix: "load the nft_nat and nft_redir modules (modprobe), or use a kernel with CONFIG_NFT_NAT and CONFIG_NFT_REDIR; until then only programs that use HTTP_PROXY or ALL_PROXY reach the network"}
+	}
+	return check{name: "capture", ok: true, detail: "nftables redirects the sandbox's TCP to the egress policy"}
 }
 
 // containersCheck says whether --containers can run here; required makes a

@@ -76,8 +76,9 @@ own (--shared-home: one for every project), a fresh /tmp, the system
 directories read-only, no capabilities. The network (--network proxy, the
 default) is loopback plus stockade's HTTP proxy (%[1]s), SOCKS5
 proxy (%[2]s) and DNS stub, which let out only what --agent-allow
-names (--agent-policy deny, the default); --network none leaves loopback
-only.
+names (--agent-policy deny, the default); a program that ignores the
+proxy variables has its TCP connections captured and decided the same
+way, and UDP other than DNS refused. --network none leaves loopback only.
 
 Examples:
   stockade run --memory 4g -- make test

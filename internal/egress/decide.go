@@ -196,3 +196,23 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// DecideAt checks a connection to addr that a name stands for (the name
+// the DNS stub answered addr for): the name's rules at the port, then the
+// address rules and the floor on addr itself, which is the only address
+// dialed. Nothing is resolved again: addr came from the resolver.
+func (d *Decider) DecideAt(name string, addr netip.AddrPort) Decision {
+	snap := d.Rules.Snapshot()
+	dec := d.decideName(snap, name, addr.Port())
+	if !dec.Allowed {
+		return dec
+	}
+	c := d.checkAddr(snap, netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()))
+	if !c.Allowed {
+		dec.Allowed, dec.Rule, dec.Fix = false, c.Rule, c.Fix
+		dec.Reason = "resolves to " + c.Host + ", " + strings.TrimPrefix(c.Reason, c.Host+" is ")
+		return dec
+	}
+	dec.Addrs = []netip.Addr{addr.Addr().Unmap()}
+	return dec
+}

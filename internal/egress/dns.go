@@ -37,6 +37,7 @@ type dnsStub struct {
 	limit    *limiter
 	refused  *everySecond
 	inflight chan struct{}
+	answered answered // which name each address was an answer for (capture)
 }
 
 func newDNSStub(p *Proxy) *dnsStub {
@@ -198,6 +199,7 @@ func (s *dnsStub) resolve(ctx context.Context, name string, t dnsmessage.Type) (
 			out = append(out, a)
 		}
 	}
+	s.answered.remember(name, out)
 	return out, dnsmessage.RCodeSuccess
 }
 

@@ -1,8 +1,9 @@
 // Package egress is the only way out of a sandbox's network namespace: an
-// HTTP proxy, a SOCKS5 proxy and a DNS stub that the supervisor serves on
-// listening sockets created inside the namespace (where only lo exists) and
-// that connect out from the host on the sandbox's behalf, under a policy
-// that can change while the session runs.
+// HTTP proxy, a SOCKS5 proxy, a DNS stub and the capture server (every other
+// TCP connection, redirected by the namespace's nftables rules) that the
+// supervisor serves on listening sockets created inside the namespace
+// (where only lo exists) and that connect out from the host on the
+// sandbox's behalf, under a policy that can change while the session runs.
 //
 // # Using it
 //
@@ -17,6 +18,7 @@
 //	go p.ServeSOCKS5(socksLn)   // sandboxnet.SOCKS5Addr
 //	go p.ServeDNS(dnsUDP)       // sandboxnet.DNSAddr
 //	go p.ServeDNSTCP(dnsTCP)
+//	go p.ServeCapture(captureLn) // sandboxnet.CaptureBind: CaptureAddr, CaptureAddr6
 //	...
 //	rules.Allow(r) // from the control API; applies to the next connection
 //	p.Close()      // closes everything and waits for every handler
@@ -47,11 +49,13 @@
 // hostname is denied. Hostname rules keep matching by name: nothing is
 // pinned to the address a name had when the rule was added.
 //
-// Decider and Dialer do not know which protocol asked. A transparent mode
-// (nftables redirect inside the namespace, SO_ORIGINAL_DST, SNI or Host
-// peeking) plugs in the same way: it decides on the peeked name and the
-// original port (or on the original address when there is no name) and
-// dials the Decision.
+// Decider and Dialer do not know which protocol asked. The capture server
+// (capture.go; the rules are package capture's) plugs in the same way: it
+// takes the original destination (SO_ORIGINAL_DST), decides on the name
+// the client sends first (the server name of a TLS ClientHello, the Host
+// of plain HTTP) and the original port, else on the name the DNS stub
+// answered the address for (DecideAt), else on the address, and dials the
+// Decision.
 //
 // # What a denied agent sees
 //
@@ -69,6 +73,11 @@
 //   - The DNS stub answers A and AAAA only; every other type of an allowed
 //     name gets an empty answer. TTLs are always DNSTTL.
 //   - Connections already open when a rule changes stay open.
+//   - A captured TLS connection is not terminated: a client that sends an
+//     allowed server name reaches that name's addresses whatever it says
+//     inside (domain fronting), as through CONNECT. A captured connection
+//     that sends nothing for sniffWait (a protocol where the server speaks
+//     first) is decided without a name of its own, that much later.
 //   - The documentation ranges (192.0.2.0/24, 198.51.100.0/24,
 //     203.0.113.0/24, 2001:db8::/32) are not in the floor: they route
 //     nowhere, and tests use them as public hosts.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -60,7 +61,7 @@ type Config struct {
 	// that long; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxConns caps the client connections open at once over the HTTP,
-	// SOCKS5 and DNS-over-TCP listeners together; each costs the server a
+	// SOCKS5, DNS-over-TCP and capture listeners together; each costs the server a
 	// descriptor, two while tunneled. Connections over it are refused
 	// (counted, one warning); 0 means DefaultMaxConns.
 	MaxConns int
@@ -139,7 +140,7 @@ func (p *Proxy) fullMessage() string {
 }
 
 // Decider returns the proxy's decider, for a server outside this package
-// (a transparent mode) that must decide the same way.
+// that must decide the same way.
 func (p *Proxy) Decider() *Decider { return p.decider }
 
 // Close stops every server, closes every listener, client connection and
@@ -259,10 +260,14 @@ func (p *Proxy) serve(l net.Listener, handle func(net.Conn)) error {
 	}
 }
 
-// auditDenied records a refused connection.
-func (p *Proxy) auditDenied(proto string, dec Decision) {
+// auditDenied records a refused connection, with the fields of extra
+// (capture's original destination) added.
+func (p *Proxy) auditDenied(proto string, dec Decision, extra ...map[string]any) {
 	f := map[string]any{
 		"proto": proto, "host": dec.Host, "port": int(dec.Port), "rule": dec.Rule, "reason": dec.Reason,
+	}
+	for _, e := range extra {
+		maps.Copy(f, e)
 	}
 	if dec.Fix != "" {
 		f["fix"] = dec.Fix
@@ -270,11 +275,15 @@ func (p *Proxy) auditDenied(proto string, dec Decision) {
 	p.cfg.Audit(EventNetworkDenied, f)
 }
 
-// auditConn records a connection that was allowed, once it has ended.
-func (p *Proxy) auditConn(proto string, dec Decision, addr netip.AddrPort, in, out int64, start time.Time, err error) {
+// auditConn records a connection that was allowed, once it has ended,
+// with the fields of extra added.
+func (p *Proxy) auditConn(proto string, dec Decision, addr netip.AddrPort, in, out int64, start time.Time, err error, extra ...map[string]any) {
 	f := map[string]any{
 		"proto": proto, "host": dec.Host, "port": int(dec.Port), "rule": dec.Rule,
 		"bytes_in": in, "bytes_out": out, "duration_ms": time.Since(start).Milliseconds(),
+	}
+	for _, e := range extra {
+		maps.Copy(f, e)
 	}
 	if addr.IsValid() {
 		f["addr"] = addr.String()

@@ -108,6 +108,9 @@ func ServeWith(px *egress.Proxy, auth *authproxy.Proxy) func(Listeners) {
 		go px.ServeSOCKS5(ls.SOCKS5)
 		go px.ServeDNSTCP(ls.DNSTCP)
 		go px.ServeDNS(ls.DNSUDP)
+		for _, l := range ls.Capture {
+			go px.ServeCapture(l)
+		}
 		if auth != nil {
 			go auth.Serve(ls.Auth)
 		} else {

@@ -134,6 +134,8 @@ type Listeners struct {
 	HTTP, SOCKS5, DNSTCP, Auth net.Listener
 	Slurm                      net.Listener // nil without Job.Slurm
 	DNSUDP                     net.PacketConn
+	// Capture holds the capture listener (package capture).
+	Capture []net.Listener
 }
 
 // run runs j once in a sandbox that placer puts in its cgroup and serve
@@ -204,6 +206,9 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), fee
 			}
 			feed(f)
 			return nil
+		},
+		OnCaptureOff: func(err error) {
+			h.Warn("transparent capture is off: %v; programs that ignore the proxy variables cannot connect out", err)
 		},
 		OnPTY: h.OnPTY,
 		BeforeCommand: func() error {
@@ -590,6 +595,8 @@ func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 			ls.Auth = ln
 		case "slurm":
 			ls.Slurm = ln
+		case "capture":
+			ls.Capture = append(ls.Capture, ln)
 		}
 	}
 	if fn != nil {

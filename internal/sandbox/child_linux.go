@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/caps"
+	"github.com/stockade-dev/stockade/internal/capture"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
 )
@@ -141,6 +142,12 @@ func (p *program) initMain() {
 	p.reach(stepNetwork)
 	p.loopbackUp()
 	if len(p.listeners) > 0 {
+		// The capture rules first: the supervisor reads what became
+		// of them once the listeners arrive. (None with a container
+		// engine: see Spec.Engine in program.go.)
+		if len(p.captureRules) > 0 {
+			p.capture()
+		}
 		p.listen()
 	}
 	p.reach(stepMaps)
@@ -306,12 +313,21 @@ func (p *program) listen() {
 	m := p.listenMsg
 	for i := range p.listeners {
 		l := &p.listeners[i]
-		fd, e := sys(unix.SYS_SOCKET, unix.AF_INET, l.typ|unix.SOCK_CLOEXEC, 0, 0, 0, 0)
+		fd, e := sys(unix.SYS_SOCKET, l.family, l.typ|unix.SOCK_CLOEXEC, 0, 0, 0, 0)
 		if e != 0 {
 			p.fail(stepNetwork, i, e, ExitSetup)
 		}
 		sys(unix.SYS_SETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, ptr(&p.one), 4, 0)
-		if _, e := sys(unix.SYS_BIND, fd, ptr(&l.addr), unix.SizeofSockaddrInet4, 0, 0, 0); e != 0 {
+		sa, salen := ptr(&l.addr), uintptr(unix.SizeofSockaddrInet4)
+		if l.family == unix.AF_INET6 {
+			sa, salen = ptr(&l.addr6), unix.SizeofSockaddrInet6
+		}
+		if l.family == unix.AF_INET6 {
+			// Dual-stack whatever net.ipv6.bindv6only says: the
+			// IPv4 capture rule redirects to it too.
+			sys(unix.SYS_SETSOCKOPT, fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, ptr(&p.zero), 4, 0)
+		}
+		if _, e := sys(unix.SYS_BIND, fd, sa, salen, 0, 0, 0); e != 0 {
 			p.fail(stepNetwork, i, e, ExitSetup)
 		}
 		if l.stream {
@@ -327,6 +343,48 @@ func (p *program) listen() {
 	for i := range p.listeners {
 		sys(unix.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*i]))), 0, 0, 0, 0, 0)
 	}
+}
+
+// capture sends the capture rules, then the route (package capture), each
+// in one sendmsg on a netlink socket: the kernel processes a request to it
+// before sendmsg returns, and answers only a failure, so one read that
+// would block says it worked. The rules go first: without them a route to
+// everything through lo would only turn ENETUNREACH into ECONNREFUSED, and
+// without the route nothing leaves lo either way. A failure is left in the
+// shared page for the supervisor to warn of; the sandbox runs on without
+// capture.
+//
+//go:nosplit
+//go:norace
+func (p *program) capture() {
+	if e := p.netlink(capture.ProtoNetfilter, p.captureRules); e != 0 {
+		p.captureOff[0], p.captureOff[1] = captureRules, uint16(e)
+		return
+	}
+	if e := p.netlink(capture.ProtoRoute, p.captureRoute); e != 0 {
+		p.captureOff[0], p.captureOff[1] = captureRoute, uint16(e)
+	}
+}
+
+// netlink sends msg on a new netlink socket of proto and returns the
+// error the kernel answered, if any.
+//
+//go:nosplit
+//go:norace
+func (p *program) netlink(proto uintptr, msg []byte) syscall.Errno {
+	fd, e := sys(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	if _, e = sys(unix.SYS_SENDTO, fd, ptr(&msg[0]), uintptr(len(msg)), 0, 0, 0); e == 0 {
+		// struct nlmsghdr (16 bytes), then struct nlmsgerr's error.
+		n, re := sys(unix.SYS_RECVFROM, fd, ptr(&p.buf[0]), uintptr(len(p.buf)), unix.MSG_DONTWAIT, 0, 0)
+		if re == 0 && n >= 20 && *(*uint16)(unsafe.Pointer(&p.buf[4])) == unix.NLMSG_ERROR {
+			e = syscall.Errno(-*(*int32)(unsafe.Pointer(&p.buf[16])))
+		}
+	}
+	sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+	return e
 }
 
 // mount runs the mount steps: the new root, then pivot_root into it.

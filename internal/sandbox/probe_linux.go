@@ -37,32 +37,36 @@ func ProbeNamespaces() error {
 	return nil
 }
 
-// Smoke runs /bin/true in a complete sandbox with a throwaway workdir.
-func Smoke() error {
+// Smoke runs /bin/true in a complete sandbox with a throwaway workdir and
+// the proxy listeners. captureOff is why the kernel refused the capture
+// rules, if it did: the sandbox runs without them.
+func Smoke() (captureOff, err error) {
 	dir, err := os.MkdirTemp("", "stockade-doctor-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer devnull.Close()
 	wd := filepath.Join(dir, "work")
 	if err := os.Mkdir(wd, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	spec, err := NewSpec(Config{ID: "doctor", Workdir: wd, Home: "/nonexistent-home", Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	code, err := Run(spec, Options{Stdin: devnull, Stdout: devnull, Stderr: devnull})
+	spec.Listen = true
+	code, err := Run(spec, Options{Stdin: devnull, Stdout: devnull, Stderr: devnull,
+		OnCaptureOff: func(err error) { captureOff = err }})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if code != 0 {
-		return fmt.Errorf("/bin/true exited with status %d", code)
+		return captureOff, fmt.Errorf("/bin/true exited with status %d", code)
 	}
-	return nil
+	return captureOff, nil
 }

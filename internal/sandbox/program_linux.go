@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"os"
@@ -17,8 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/caps"
+	"github.com/stockade-dev/stockade/internal/capture"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/seccomp"
 )
 
@@ -43,6 +46,13 @@ type program struct {
 
 	listeners []listener
 	listenMsg *message
+	// The capture rules and route (package capture), nil without
+	// listeners; captureOff is a word of the shared page where init
+	// leaves what failed of them (captureRules, captureRoute) and the
+	// errno.
+	captureRules []byte
+	captureRoute []byte
+	captureOff   *[2]uint16
 
 	steps []rawStep
 	// readyAt is the first step of a mount over a placeholder (or
@@ -116,9 +126,17 @@ type idFile struct {
 
 type listener struct {
 	typ    uintptr
+	family uintptr
 	addr   unix.RawSockaddrInet4
+	addr6  unix.RawSockaddrInet6
 	stream bool
 }
+
+// What of the capture setup failed, in program.captureOff.
+const (
+	captureRules = 1
+	captureRoute = 2
+)
 
 // message is a one-byte message with room for n descriptors.
 type message struct {
@@ -271,20 +289,45 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		p.listeners = takeSlice[listener](a, listenerCount(spec))
 		for i, l := range Listeners[:listenerCount(spec)] {
 			ap, err := netip.ParseAddrPort(l.Addr)
-			if err != nil || !ap.Addr().Is4() {
+			if err != nil {
 				a.free()
-				return nil, nil, fmt.Errorf("listen address %q is not an IPv4 ip:port", l.Addr)
+				return nil, nil, fmt.Errorf("listen address %q is not an ip:port", l.Addr)
 			}
 			rl := &p.listeners[i]
 			rl.typ, rl.stream = unix.SOCK_STREAM, true
 			if l.Network == "udp" {
 				rl.typ, rl.stream = unix.SOCK_DGRAM, false
 			}
-			rl.addr.Family = unix.AF_INET
-			rl.addr.Addr = ap.Addr().As4()
-			port := ap.Port()
-			*(*[2]byte)(unsafe.Pointer(&rl.addr.Port)) = [2]byte{byte(port >> 8), byte(port)} // network order
+			if ap.Addr().Is6() && !host.ipv6 {
+				ap = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())
+			}
+			port := [2]byte{byte(ap.Port() >> 8), byte(ap.Port())} // network order
+			if ap.Addr().Is4() {
+				rl.family = unix.AF_INET
+				rl.addr.Family = unix.AF_INET
+				rl.addr.Addr = ap.Addr().As4()
+				*(*[2]byte)(unsafe.Pointer(&rl.addr.Port)) = port
+			} else {
+				rl.family = unix.AF_INET6
+				rl.addr6.Family = unix.AF_INET6
+				rl.addr6.Addr = ap.Addr().As16()
+				*(*[2]byte)(unsafe.Pointer(&rl.addr6.Port)) = port
+			}
 		}
+		// No capture with a container engine: its containers' slirp4netns
+		// connects from this network namespace, and a container's direct
+		// connection would be captured and decided by the agent's rules,
+		// not the pods' (docs/egress.md, Transparent capture). The pods'
+		// proxies are the containers' only way out, as before.
+		if !spec.Engine {
+			m := capture.Build(sandboxnet.CapturePort, host.ipv6)
+			if testCaptureRules != nil {
+				m.Rules = testCaptureRules(m.Rules)
+			}
+			p.captureRules = a.bytes(string(m.Rules))
+			p.captureRoute = a.bytes(string(m.Route))
+		}
+		p.captureOff = (*[2]uint16)(unsafe.Pointer(&a.shared[4]))
 		p.listenMsg = newMessage(a, msgListeners, len(p.listeners))
 	}
 
@@ -408,6 +451,20 @@ func (a *arena) free() {
 	}
 }
 
+// captureOff is why init could not set up the capture rules, or nil; init
+// has sent its listeners, so it is done with them.
+func (a *arena) captureOff() error {
+	what := binary.NativeEndian.Uint16(a.shared[4:])
+	errno := syscall.Errno(binary.NativeEndian.Uint16(a.shared[6:]))
+	switch what {
+	case captureRules:
+		return fmt.Errorf("adding the nftables capture rules: %w; the kernel needs nf_tables with nat and redirect (CONFIG_NFT_NAT, CONFIG_NFT_REDIR, or the nft_nat and nft_redir modules loaded)", errno)
+	case captureRoute:
+		return fmt.Errorf("adding the route through lo: %w", errno)
+	}
+	return nil
+}
+
 // reached is the step init had reached when it last wrote its progress.
 func (a *arena) reached() uint8 { return a.shared[0] }
 
@@ -418,6 +475,10 @@ var testDeath struct {
 	at       uint8
 	bySignal bool
 }
+
+// testCaptureRules, when set, changes the capture rules init sends: for the
+// tests of a kernel that refuses them.
+var testCaptureRules func(rules []byte) []byte
 
 // bounds are the arena's first and last address.
 func (a *arena) bounds() (uintptr, uintptr) {
@@ -445,6 +506,9 @@ func arenaSize(spec Spec, steps []mount.Step, rs landlock.Ruleset, cands []strin
 	strs(spec.Exec.Env...)
 	strs(cands...)
 	strs(spec.Hostname, spec.Exec.Cwd)
+	if spec.Listen {
+		n += 2048 // the capture messages: about 700 bytes
+	}
 	return n
 }
 
@@ -515,10 +579,13 @@ type facts struct {
 	lastCap  int
 	filter   []seccomp.Instruction
 	counters []counterLimit
+	ipv6     bool // the kernel has IPv6: the capture listener and rules have an IPv6 half
 }
 
 var hostFacts = sync.OnceValues(func() (facts, error) {
 	f := facts{abi: landlock.ABI(), lastCap: caps.LastCap()}
+	_, err := os.Stat("/proc/sys/net/ipv6")
+	f.ipv6 = err == nil
 	if err := landlock.CheckABI(f.abi); err != nil {
 		return f, err
 	}

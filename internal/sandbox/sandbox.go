@@ -93,6 +93,10 @@ var Listeners = []struct {
 	{"dns", "tcp", sandboxnet.DNSAddr},
 	{"dns", "udp", sandboxnet.DNSAddr},
 	{"auth", "tcp", sandboxnet.AuthAddr},
+	// Where the capture rules send the sandbox's TCP to other addresses
+	// (package capture): one dual-stack socket for both families, or
+	// sandboxnet.CaptureAddr where the kernel has no IPv6.
+	{"capture", "tcp", sandboxnet.CaptureBind},
 	// Last, so that a sandbox without it takes the others by index.
 	{"slurm", "tcp", sandboxnet.SlurmAddr},
 }
@@ -181,6 +185,11 @@ type Options struct {
 	// nowhere else: the callee owns it (nil: it is closed). It runs
 	// before OnPTY, after init built the view.
 	OnFeed func(f *os.File) error
+	// OnCaptureOff hears why the sandbox's transparent capture could not
+	// be set up (package capture): the kernel refused the nftables rules
+	// or the route. The sandbox runs without them, as one without capture
+	// would: connections that ignore the proxies fail.
+	OnCaptureOff func(err error)
 	// OnPTY receives the master of the command's pseudo-terminal, which
 	// init opens inside when the spec asks for a terminal. The command
 	// starts after OnPTY returns, so the terminal's size can be set first.

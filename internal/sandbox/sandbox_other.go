@@ -16,7 +16,7 @@ func Run(Spec, Options) (int, error) { return ExitSetup, ErrNotSupported }
 func ProbeNamespaces() error { return ErrNotSupported }
 
 // Smoke returns ErrNotSupported.
-func Smoke() error { return ErrNotSupported }
+func Smoke() (captureOff, err error) { return nil, ErrNotSupported }
 
 // Sandbox is a started sandbox (Linux only).
 type Sandbox struct{}

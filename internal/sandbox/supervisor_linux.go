@@ -196,6 +196,9 @@ func (s *Sandbox) setup(pid int) error {
 		} else if err := s.opt.OnListeners(files); err != nil {
 			return err
 		}
+		if err := s.arena.captureOff(); err != nil && s.opt.OnCaptureOff != nil {
+			s.opt.OnCaptureOff(err)
+		}
 	}
 	if _, ok := s.spec.Plan.Feed(); ok {
 		files, err := s.receive(msgFeed, 1)

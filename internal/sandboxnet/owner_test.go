@@ -18,8 +18,8 @@ import (
 func TestOneOwner(t *testing.T) {
 	facts := []string{
 		HTTPProxyAddr, SOCKS5Addr, DNSAddr, AuthAddr, SlurmAddr, DummyKey, SSHAgentDir, GitHubDir,
-		":3128", ":1080", ":2376", "nameserver " + Host,
-		PodHost, RegistryProxyAddr, ":3129",
+		CaptureAddr, CaptureAddr6, CaptureBind, ":3128", ":1080", ":2376", ":3129", "nameserver " + Host,
+		PodHost, RegistryProxyAddr, ":3130",
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

@@ -27,6 +27,15 @@ const (
 	// SlurmAddr is the Slurm chaperon (package slurm), there only in a
 	// sandbox started with --slurm.
 	SlurmAddr = Host + ":6820"
+	// CapturePort is where the sandbox's nftables rules redirect every
+	// TCP connection to a non-loopback address (package capture): to
+	// CaptureAddr for IPv4 and CaptureAddr6 for IPv6. One dual-stack
+	// listener on CaptureBind takes both (CaptureAddr alone where the
+	// kernel has no IPv6).
+	CapturePort  = 3129
+	CaptureAddr  = Host + ":3129"
+	CaptureAddr6 = "[::1]:3129"
+	CaptureBind  = "[::]:3129"
 )
 
 // SSHAgentDir is where the sandbox sees, read-only, the directory of the
@@ -90,7 +99,7 @@ const (
 // RegistryProxyAddr is the HTTP proxy of the engine's own traffic, its
 // image pulls: it lets out only the registries --registry-allow names. It
 // is on Host, where no container's slirp4netns reaches.
-const RegistryProxyAddr = Host + ":3129"
+const RegistryProxyAddr = Host + ":3130"
 
 // PodProxyEnv returns the proxy variables every container of the engine
 // gets, in both spellings, as NAME=VALUE.

@@ -69,6 +69,7 @@ func (s *supervisor) networkView(scope string) *NetworkView {
 		{sandboxnet.DNSAddr, "DNS stub: answers the names the rules allow, NXDOMAIN for the rest"},
 		{sandboxnet.HTTPProxyAddr, "HTTP proxy (HTTP_PROXY, HTTPS_PROXY): connections the rules allow"},
 		{sandboxnet.SOCKS5Addr, "SOCKS5 proxy (ALL_PROXY): connections the rules allow"},
+		{sandboxnet.CaptureAddr, "capture: every other TCP connection to an address outside, decided by the same rules"},
 	}}
 	routes := slices.Sorted(maps.Keys(s.cfg.Job.Auth))
 	for _, name := range routes {

@@ -20,6 +20,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(goClientVar) != "" {
+		os.Exit(goClient(os.Args[1]))
+	}
 	bin = os.Getenv("STOCKADE_BIN")
 	if bin == "" {
 		dir, err := os.MkdirTemp("", "stockade-e2e-")

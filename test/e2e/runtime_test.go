@@ -136,6 +136,9 @@ func TestDoctorAndVersion(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "stockade can run on this machine") || !strings.Contains(r.stdout, "landlock") {
 		t.Errorf("doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	if !strings.Contains(r.stdout, "ok    capture ") {
+		t.Errorf("doctor does not report transparent capture working:\n%s", r.stdout)
+	}
 	if r = e.run("", nil, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "stockade ") {
 		t.Errorf("version: exit %d %q", r.code, r.stdout)
 	}

@@ -28,8 +28,10 @@ var egressRows = []row{
 	{name: "egress_socks5_metadata", flags: []string{"--agent-policy", "allow"},
 		args: sh(socks5IPv4("169.254.169.254", 80)), want: "DENIED SOCKS2"},
 	// A proxy-agnostic bypass: talk to the test DNS server directly.
-	{name: "egress_direct_dns_udp", args: probe("connect-udp", "198.51.100.53:53"), want: "DENIED ENETUNREACH"},
-	{name: "egress_direct_dns_tcp", args: probe("connect-tcp", "198.51.100.53:53"), want: "DENIED ENETUNREACH"},
+	// Before capture: connect-udp and connect-tcp, ENETUNREACH. UDP now has
+	// a route through lo and nothing listening; TCP is captured and denied.
+	{name: "egress_direct_dns_udp", args: probe("exchange-udp", "198.51.100.53:53"), want: "DENIED ECONNREFUSED"},
+	{name: "egress_direct_dns_tcp", args: probe("exchange-tcp", "198.51.100.53:53"), want: "DENIED ECONNRESET"},
 	{name: "egress_raw_icmp", args: probe("socket", "AF_INET", "SOCK_RAW", "IPPROTO_ICMP"), want: "DENIED EPERM"},
 	// DNS exfiltration: the data is in the name; a denied name must not leave.
 	// The answer inside is checked everywhere; that the test DNS server never

@@ -7,22 +7,53 @@ import (
 	"path/filepath"
 )
 
-// netRows: the network namespace holds only lo (docs/architecture.md, "Network path"),
-// so any address outside fails at once with ENETUNREACH; the host's loopback, abstract
+// netRows: the network namespace holds only lo (docs/architecture.md, "Network path");
+// every TCP connection to another address is captured and decided by the agent policy
+// (deny by default: the supervisor resets it, ECONNRESET, and never dials), UDP to
+// another address is refused (ECONNREFUSED), and the capture rules cannot be removed
+// or routed around (no CAP_NET_ADMIN); the host's loopback, abstract
 // unix sockets and SSH agent are in other namespaces or outside the view; and seccomp
 // refuses the socket types that would go around the egress proxy. Only documentation
 // and link-local addresses are used: even a broken sandbox sends nothing to a real
 // host.
 var netRows = []row{
 	{name: "interfaces", args: probe("ifaces"), want: "OK lo"},
-	{name: "connect_public_tcp", args: probe("connect-tcp", "203.0.113.1:443"), want: "DENIED ENETUNREACH"},
-	{name: "connect_public_udp", args: probe("connect-udp", "203.0.113.1:53"), want: "DENIED ENETUNREACH"},
-	{name: "connect_public_ipv6", args: probe("connect-tcp", "[2001:db8::1]:443"), want: "DENIED ENETUNREACH"},
+	// Before capture these were connect-tcp and connect-udp, ENETUNREACH:
+	// now connect(2) works (the capture listener accepts; UDP has a route
+	// through lo), and the refusal comes on the exchange.
+	{name: "connect_public_tcp", args: probe("exchange-tcp", "203.0.113.1:443"), want: "DENIED ECONNRESET"},
+	{name: "connect_public_udp", args: probe("exchange-udp", "203.0.113.1:53"), want: "DENIED ECONNREFUSED"},
+	{name: "connect_public_ipv6", args: probe("exchange-tcp", "[2001:db8::1]:443"), want: "DENIED ECONNRESET"},
+	{name: "connect_public_udp_ipv6", args: probe("exchange-udp", "[2001:db8::1]:443"), want: "DENIED ECONNREFUSED"},
 	// Cloud metadata: instance credentials.
-	{name: "connect_cloud_metadata", args: probe("connect-tcp", "169.254.169.254:80"), want: "DENIED ENETUNREACH"},
-	{name: "connect_private_range", args: probe("connect-tcp", "10.255.255.1:22"), want: "DENIED ENETUNREACH"},
+	{name: "connect_cloud_metadata", args: probe("exchange-tcp", "169.254.169.254:80"), want: "DENIED ECONNRESET"},
+	{name: "connect_private_range", args: probe("exchange-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
 	{name: "connect_host_address", setup: needHostIP,
-		args: probe("connect-tcp", "{hostip}:22"), want: "DENIED ENETUNREACH"},
+		args: probe("exchange-tcp", "{hostip}:22"), want: "DENIED ECONNRESET"},
+	// The floor holds for captured connections even when the policy
+	// allows everything.
+	{name: "connect_cloud_metadata_allow_mode", flags: []string{"--agent-policy", "allow"},
+		args: probe("exchange-tcp", "169.254.169.254:80"), want: "DENIED ECONNRESET"},
+	{name: "connect_cloud_metadata_mapped_allow_mode", flags: []string{"--agent-policy", "allow"},
+		args: probe("exchange-tcp", "[::ffff:169.254.169.254]:80"), want: "DENIED ECONNRESET"},
+	{name: "connect_metadata_v6_allow_mode", flags: []string{"--agent-policy", "allow"},
+		args: probe("exchange-tcp", "[fd00:ec2::254]:80"), want: "DENIED ECONNRESET"},
+	{name: "connect_private_range_allow_mode", flags: []string{"--agent-policy", "allow"},
+		args: probe("exchange-tcp", "10.255.255.1:22"), want: "DENIED ECONNRESET"},
+	{name: "connect_host_address_allow_mode", setup: needHostIP, flags: []string{"--agent-policy", "allow"},
+		args: probe("exchange-tcp", "{hostip}:22"), want: "DENIED ECONNRESET"},
+	// The capture listener reached directly, not through the rules: its
+	// original destination is itself, in the floor.
+	{name: "connect_capture_listener", flags: []string{"--agent-policy", "allow"},
+		args: probe("exchange-tcp", "127.0.0.1:3129"), want: "DENIED ECONNRESET"},
+	{name: "connect_capture_listener_ipv6", flags: []string{"--agent-policy", "allow"},
+		args: probe("exchange-tcp", "[::1]:3129"), want: "DENIED ECONNRESET"},
+	// The capture rules and routes are init's: the command holds no
+	// CAP_NET_ADMIN to flush them, delete the table or add a route.
+	{name: "nft_flush_ruleset", args: probe("nft-flush"), want: "DENIED EPERM"},
+	{name: "nft_delete_capture_table", args: probe("nft-delete-table", "stockade"), want: "DENIED EPERM"},
+	{name: "route_add", args: probe("route-add", "198.51.100.0/24"), want: "DENIED EPERM"},
+	{name: "route_add_ipv6", args: probe("route-add", "2001:db8::/32"), want: "DENIED EPERM"},
 	// The sandbox's 127.0.0.1 is its own: the host's loopback services are not there.
 	{name: "connect_host_loopback", args: probe("connect-tcp", "127.0.0.1:{hostport}"), want: "DENIED ECONNREFUSED"},
 	// Abstract unix sockets belong to the network namespace (and Landlock scopes

@@ -5,7 +5,9 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +37,8 @@ func init() {
 	register("socket-hibits", 3, func(a []string) error { return socket(a, 1<<32) })
 	register("connect-tcp", 1, func(a []string) error { return dial("tcp", a[0]) })
 	register("connect-udp", 1, func(a []string) error { return dial("udp", a[0]) })
+	register("exchange-tcp", 1, func(a []string) error { return exchange("tcp", a[0]) })
+	register("exchange-udp", 1, func(a []string) error { return exchange("udp", a[0]) })
 	register("connect-unix", 1, func(a []string) error { return dial("unix", a[0]) })
 	register("connect-abstract", 1, func(a []string) error { return dial("unix", "@"+a[0]) })
 	register("listen-connect-tcp", 0, func([]string) error { return listenConnect("tcp", "127.0.0.1:0") })
@@ -97,6 +101,31 @@ func dial(network, addr string) error {
 		_, err = c.Write([]byte("stockade-escape"))
 	}
 	return err
+}
+
+// exchange connects, sends a line and waits for the peer's first byte. A
+// TCP connection to an address outside is accepted by the capture
+// listener before the supervisor decides, and connect(2) on UDP only
+// checks the route: a refusal shows only on the exchange (a reset, an ICMP
+// port unreachable). A peer that answers, or stays silent, is a
+// connection made.
+func exchange(network, addr string) error {
+	c, err := net.DialTimeout(network, addr, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("stockade-escape\n")); err != nil {
+		return err
+	}
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != nil && !os.IsTimeout(err) {
+		if err == io.EOF {
+			return denial("EOF")
+		}
+		return err
+	}
+	return nil
 }
 
 // listenConnect serves one line on addr and reads it back through a client: the
