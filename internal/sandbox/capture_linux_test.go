@@ -95,11 +95,11 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
 			var off error
 			code, err := Run(spec, Options{Stdin: devnull, Stdout: out, Stderr: out,
 				OnListeners: func(files []*os.File) error {
-					for i, l := range Listeners {
-						if l.Name == "capture" {
-							go acceptOrigins(t, files[i], origins)
+					for i, f := range files {
+						if Listeners[i].Name == "capture" {
+							go acceptOrigins(t, f, origins)
 						} else {
-							files[i].Close()
+							f.Close()
 						}
 					}
 					return nil
