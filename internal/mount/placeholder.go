@@ -85,14 +85,23 @@ func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 // in the last minute when it allocates one), and a harness or an agent may
 // start many short runs in a row. A stash on another filesystem than the
 // project (EXDEV), or the zero Stash, makes and removes as usual.
+//
+// The stash keeps one directory per tree (the workdir, a --rw tree), named
+// by a hash of the tree's path, and in it one entry per placeholder: a
+// run's moves then change small directories only. (One flat directory of
+// every project's placeholders grew without bound, and after much churn
+// the moves into its large, sparse index cost a start half a
+// millisecond.)
 type Stash struct {
 	Dir string
 	fd  int // Dir, opened for a batch of moves (open); 0 when not
+	// trees are the trees' directories opened in this batch, by name.
+	trees map[string]int
 }
 
-// name is the name in the stash of the placeholder for p: one per path and
-// kind.
-func (s Stash) name(p Placeholder) string {
+// name is where in the stash the placeholder for p waits: the directory
+// of its tree, and its name there, one per path and kind.
+func (s Stash) name(p Placeholder) (tree, name string) {
 	kind := "f"
 	if p.Dir {
 		kind = "d"
@@ -100,7 +109,8 @@ func (s Stash) name(p Placeholder) string {
 		kind = "j"
 	}
 	h := sha256.Sum256([]byte(p.Path))
-	return hex.EncodeToString(h[:12]) + "." + kind
+	r := sha256.Sum256([]byte(p.Root))
+	return "t" + hex.EncodeToString(r[:10]), hex.EncodeToString(h[:12]) + "." + kind
 }
 
 func (s Stash) prepare() {

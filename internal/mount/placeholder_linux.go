@@ -152,27 +152,47 @@ func createRenamed(dirfd int, name, content string) error {
 }
 
 // open opens the stash's directory for a batch of moves, which then name
-// their end in it instead of walking its path each time. The user's own
-// state directory is not the sandbox's to change, and a stash that cannot
-// be opened is only slower.
+// their end in it (in its tree's directory, opened once a batch) instead
+// of walking its path each time. The user's own state directory is not the
+// sandbox's to change; a stash that cannot be opened is not used (the
+// placeholders are made and removed instead).
 func (s Stash) open() (Stash, func()) {
 	if s.Dir == "" || s.fd > 0 {
 		return s, func() {}
 	}
 	fd, err := unix.Open(s.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return s, func() {}
+		return Stash{}, func() {}
 	}
-	s.fd = fd
-	return s, func() { unix.Close(fd) }
+	s.fd, s.trees = fd, map[string]int{}
+	return s, func() {
+		for _, t := range s.trees {
+			unix.Close(t)
+		}
+		unix.Close(fd)
+	}
 }
 
-// at is where the placeholder for p waits in the stash, for an *at call.
-func (s Stash) at(p Placeholder) (int, string) {
-	if s.fd > 0 {
-		return s.fd, s.name(p)
+// at is where the placeholder for p waits in the stash, for an *at call:
+// the descriptor of its tree's directory, made when make is set, and its
+// name there. ok is false when there is no such directory.
+func (s Stash) at(p Placeholder, make bool) (fd int, name string, ok bool) {
+	if s.fd <= 0 {
+		return 0, "", false
 	}
-	return unix.AT_FDCWD, filepath.Join(s.Dir, s.name(p))
+	tree, name := s.name(p)
+	if t, ok := s.trees[tree]; ok {
+		return t, name, true
+	}
+	if make {
+		unix.Mkdirat(s.fd, tree, 0o700) // EEXIST: another run made it
+	}
+	t, err := unix.Openat(s.fd, tree, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, "", false
+	}
+	s.trees[tree] = t
+	return t, name, true
 }
 
 // take moves p's placeholder from the stash into place, unless something
@@ -185,7 +205,10 @@ func (s Stash) take(p Placeholder, ps parents) (Placeholder, error) {
 	if err != nil {
 		return Placeholder{}, err
 	}
-	sfd, sname := s.at(p)
+	sfd, sname, ok := s.at(p, false)
+	if !ok {
+		return Placeholder{}, unix.ENOENT
+	}
 	if err := unix.Renameat2(sfd, sname, dir.Fd(), name, unix.RENAME_NOREPLACE); err != nil {
 		if err == unix.EEXIST {
 			return Placeholder{}, &fs.PathError{Op: "rename", Path: p.Path, Err: fs.ErrExist}
@@ -226,8 +249,8 @@ func removePlaceholder(ph Placeholder, stash Stash, ps parents) error {
 		}
 		return fmt.Errorf("placeholder %s changed outside the sandbox while it ran; moved to %s: review it, and rename it back if you trust it", ph.Path, dir.Join(to))
 	}
-	if (ph.Dir || st.nlink == 1) && sameContent(fd, name, ph.Path) && stash.Dir != "" {
-		if sfd, sname := stash.at(ph); unix.Renameat2(fd, name, sfd, sname, unix.RENAME_NOREPLACE) == nil {
+	if (ph.Dir || st.nlink == 1) && sameContent(fd, name, ph.Path) {
+		if sfd, sname, ok := stash.at(ph, true); ok && unix.Renameat2(fd, name, sfd, sname, unix.RENAME_NOREPLACE) == nil {
 			return nil
 		}
 	}

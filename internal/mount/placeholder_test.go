@@ -206,6 +206,13 @@ func TestStash(t *testing.T) {
 			t.Errorf("%s is still there", ph.Path)
 		}
 	}
+	// One directory per tree in the stash, small: the moves of a run
+	// change no large directory.
+	if ents, err := os.ReadDir(stash.Dir); err != nil || len(ents) != 1 || !ents[0].IsDir() {
+		t.Errorf("stash holds %v (%v), want one directory for the workdir", ents, err)
+	} else if in, _ := os.ReadDir(filepath.Join(stash.Dir, ents[0].Name())); len(in) != 3 {
+		t.Errorf("the workdir's stash holds %d entries, want 3", len(in))
+	}
 	second, err := Create(planned(cfg), stash)
 	if err != nil || len(second) != 3 {
 		t.Fatalf("Create again = %+v, %v", second, err)
