@@ -14,6 +14,15 @@ import (
 func TestOpencodeProviders(t *testing.T) {
 	p := Profiles["opencode"]
 	for _, route := range authproxy.Names() {
+		if route == "github" {
+			// gh's route (--gh), not a model provider: no agent's
+			// profile may name it, or a GITHUB_TOKEN in the
+			// environment would reach the API without --gh.
+			if slices.Contains(p.Routes, route) {
+				t.Errorf("OpenCode is given the route github")
+			}
+			continue
+		}
 		if _, ok := opencodeProviders[route]; !ok || !slices.Contains(p.Routes, route) {
 			t.Errorf("OpenCode is not given the auth proxy route %s", route)
 		}

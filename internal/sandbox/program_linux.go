@@ -298,7 +298,11 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 			if l.Network == "udp" {
 				rl.typ, rl.stream = unix.SOCK_DGRAM, false
 			}
-			if ap.Addr().Is6() && !host.ipv6 {
+			// The capture listener on loopback alone where the kernel has
+			// no IPv6, and with a container engine, which gets no capture
+			// rules: on [::] its containers would reach it through the
+			// pods' address on lo (sandboxnet.PodHost).
+			if ap.Addr().Is6() && (!host.ipv6 || spec.Engine) {
 				ap = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())
 			}
 			port := [2]byte{byte(ap.Port() >> 8), byte(ap.Port())} // network order

@@ -113,6 +113,10 @@ var containerRows = []row{
 	ctrRow("containers_pod_agent_proxy_bridge",
 		`docker run --rm img sh -c 'echo | nc -w 3 10.0.2.2 3128 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
 	ctrRow("containers_pod_registry_proxy",
+		`docker run --rm img sh -c 'echo | nc -w 3 169.254.1.1 3130 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
+	// The sandbox's capture listener (no capture rules with an engine) is
+	// on loopback only: not reachable through the pods' address.
+	ctrRow("containers_pod_capture_listener",
 		`docker run --rm img sh -c 'echo | nc -w 3 169.254.1.1 3129 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
 	// A container writing the workdir's protected paths through a bind the
 	// hooks allow: the sandbox's read-only binds reach the engine locked,
