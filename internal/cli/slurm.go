@@ -18,7 +18,11 @@ import (
 
 // slurmFlags give a sandbox the Slurm chaperon (package slurm).
 type slurmFlags struct {
-	Slurm      bool   `help:"Give the sandbox Slurm: sbatch, srun, squeue, sacct, scancel, scontrol, sinfo are answered by a chaperon outside it, which checks every submission against an allowlist and runs every job under 'stockade run' with this policy on the compute node."`
+	Slurm bool `help:"Give the sandbox Slurm: sbatch, srun, squeue, sacct, scancel, scontrol, sinfo are answered by a chaperon outside it, which checks every submission against an allowlist and runs every job under 'stockade run' with this policy on the compute node."`
+	// SlurmStep is set by a job's wrapper on the compute node (slurm
+	// writeWrapper): the chaperon answers only srun, as a step of the job
+	// in SLURM_JOB_ID (step mode).
+	SlurmStep  bool   `name:"slurm-step" hidden:"" help:"Inside a Slurm job (SLURM_JOB_ID set): srun starts steps of this job only, under this policy."`
 	SlurmScope string `name:"slurm-scope" help:"Whose jobs squeue, sacct, scontrol and scancel reach, among those submitted through stockade: this session's (default), this project's or this user's." placeholder:"session|project|user"`
 }
 
@@ -39,6 +43,10 @@ func (f slurmFlags) check(network string) error {
 		return usageError{fmt.Errorf("--slurm-scope %q: write session, project or user", f.SlurmScope)}
 	case f.SlurmScope != "" && !f.Slurm:
 		return usageError{errors.New("--slurm-scope needs --slurm")}
+	case f.SlurmStep && !f.Slurm:
+		return usageError{errors.New("--slurm-step needs --slurm")}
+	case f.SlurmStep && !isJobID(os.Getenv("SLURM_JOB_ID")):
+		return usageError{fmt.Errorf("--slurm-step: SLURM_JOB_ID %q is not a job id; --slurm-step is for a job's wrapper, inside a Slurm job", os.Getenv("SLURM_JOB_ID"))}
 	}
 	return nil
 }
@@ -73,6 +81,9 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 		RunArgs: runArgs(j.Policy, r), Network: slurm.NetworkArgs(egress.NewRules(egress.Mode(j.Policy.AgentPolicy), j.Policy.AgentAllow, j.Policy.AgentBlock).Snapshot()),
 		State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
 		Env:   slurmEnv(os.Environ()), Admin: admin,
+	}
+	if c.SlurmStep {
+		j.Slurm.Step = os.Getenv("SLURM_JOB_ID") // slurmd's, checked by check
 	}
 	for _, name := range slurm.Commands {
 		rel := shimDir + "/" + name
@@ -129,6 +140,12 @@ func runArgs(p policy.Policy, r policy.Resolved) []string {
 		a = append(a, "--shared-home")
 	}
 	return a
+}
+
+// isJobID reports whether s is a plain Slurm job id.
+func isJobID(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 32)
+	return err == nil
 }
 
 // slurmEnv is the environment of the real Slurm commands: what they and

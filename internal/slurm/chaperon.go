@@ -186,6 +186,9 @@ func (c *Chaperon) answer(req Request) (Reply, error) {
 			return Reply{}, refuse("an argument holds a NUL byte, which no command line can carry")
 		}
 	}
+	if c.cfg.Step != "" {
+		return c.step(req)
+	}
 	switch req.Command {
 	case "sbatch":
 		return c.sbatch(req)

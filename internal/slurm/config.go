@@ -97,6 +97,10 @@ type Config struct {
 	// Env is the environment of the real Slurm commands.
 	Env   []string `json:"env"`
 	Admin Admin    `json:"admin"`
+	// Step, when set, is the id of the job this sandbox runs in, on a
+	// compute node: the chaperon is in step mode, and answers only srun,
+	// with the step allowlist, as a step of this job (step.go).
+	Step string `json:"step,omitempty"`
 }
 
 // table returns the flags of a submission command with the

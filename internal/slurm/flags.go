@@ -46,6 +46,8 @@ const (
 	refNoAlloc   = "runs without an allocation, as Slurm's own user"
 	refReboot    = "reboots the nodes"
 	refPropagate = "carries the submitting shell's resource limits onto the node"
+	refAlloc     = "sets a property of an allocation; inside a job, srun starts steps of this job only"
+	refOtherJob  = "names a job; inside a job, srun starts steps of this job only, never of another"
 )
 
 // common are the flags sbatch and srun share.
@@ -104,6 +106,36 @@ var (
 		)
 	})
 )
+
+// stepFlags are the flags of srun inside a job (step mode): the step's
+// shape (tasks, nodes of the allocation, CPUs, memory, GPUs), its output
+// and its environment. A flag that would shape a new allocation, or name
+// another job, is refused with its reason, and so is every flag srun
+// refuses in allocation mode. The administrator's additions do not apply:
+// they widen submissions, and a step is not one.
+var stepFlags = sync.OnceValue(func() []Flag {
+	step := []string{
+		"ntasks", "nodes", "cpus-per-task", "ntasks-per-node", "ntasks-per-core", "ntasks-per-socket",
+		"threads-per-core", "mem", "mem-per-cpu", "mem-per-gpu", "gres", "gpus", "gpus-per-node",
+		"gpus-per-task", "cpus-per-gpu", "distribution", "hint", "nodelist", "exclude", "job-name",
+		"time", "quiet", "verbose", "overcommit", "output", "error", "input", "chdir", "export",
+		"label", "unbuffered", "mpi", "cpu-bind", "mem-bind", "overlap", "exact", "kill-on-bad-exit",
+		"relative",
+	}
+	var t []Flag
+	for _, f := range srunFlags() {
+		switch {
+		case f.Long == "jobid":
+			f.Refused = refOtherJob
+		case f.Refused == "" && !slices.Contains(step, f.Long):
+			f.Refused = refAlloc
+		case f.Long == "account":
+			f.Refused = refAlloc // not the administrator's to allow here
+		}
+		t = append(t, f)
+	}
+	return t
+})
 
 // opt is one option as given, under its long name.
 type opt struct {

@@ -206,7 +206,7 @@ func TestWrapper(t *testing.T) {
 	if id, err := os.ReadFile(filepath.Join(jobDir, jobIDFile)); err != nil || string(id) != "7\n" {
 		t.Errorf("the wrapper wrote the job id %q (%v), want 7", id, err)
 	}
-	want := []string{"run", "--workdir", c.cfg.Workdir, "--mask", hostile, "--ro", jobDir, "--log-level", "error", "--ro", printer,
+	want := []string{"run", "--workdir", c.cfg.Workdir, "--mask", hostile, "--slurm", "--slurm-step", "--ro", jobDir, "--log-level", "error", "--ro", printer,
 		"--env", "X=" + hostile, "--env", "SLURM_JOB_ID", "--env", "SLURMD_NODENAME",
 		"--", printer, JobEntry, s.dir, s.out, "", "", "", "--", "script", hostile}
 	if !reflect.DeepEqual(got, want) {

@@ -344,6 +344,9 @@ func (c *Chaperon) writeWrapper(jobDir string, s submission) (string, error) {
 	run := []string{c.cfg.Stockade, "run"}
 	run = append(run, c.cfg.RunArgs...)
 	run = append(run, c.networkArgs()...)
+	// The job's sandbox gets the chaperon in step mode: its srun starts a
+	// step of this job under the same policy, and nothing more (step.go).
+	run = append(run, "--slurm", "--slurm-step")
 	run = append(run, "--ro", jobDir, "--log-level", "error")
 	if !slices.Contains(c.cfg.RunArgs, c.cfg.Stockade) {
 		run = append(run, "--ro", c.cfg.Stockade)
