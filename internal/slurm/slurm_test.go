@@ -80,7 +80,7 @@ func newChaperon(t *testing.T, admin Admin) (*Chaperon, *[]string) {
 	var events []string
 	c, err := New(Config{Session: "s1", Workdir: work, Scope: ScopeSession, Stockade: "/nonexistent/stockade",
 		State: filepath.Join(root, "state"), Env: []string{"PATH=/nonexistent"}, Admin: admin},
-		func(ev string, f map[string]any) { events = append(events, ev+": "+f["reason"].(string)) })
+		func(ev string, f map[string]any) { r, _ := f["reason"].(string); events = append(events, ev+": "+r) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,8 @@ type row struct {
 	// start line: the refusal is the last line.
 	refusedLate bool
 	timeout     time.Duration // default probeTimeout
+	// env is added to stockade's environment (a job's SLURM_JOB_ID).
+	env []string
 }
 
 const probeTimeout = 20 * time.Second
@@ -223,7 +225,7 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if r.before != nil {
 		// What the first run plants is the attack's setup: the host is
 		// snapshotted after it.
-		if res := fx.sandbox(t, append(slices.Clone(r.flags), r.beforeFlags...), r.before, timeout); res.code != 0 {
+		if res := fx.sandbox(t, append(slices.Clone(r.flags), r.beforeFlags...), r.before, timeout, r.env...); res.code != 0 {
 			t.Fatalf("first run: exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
 		}
 	}
@@ -231,7 +233,7 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := fx.sandbox(t, r.flags, r.args, timeout)
+	res := fx.sandbox(t, r.flags, r.args, timeout, r.env...)
 	got := strings.TrimSpace(res.stdout)
 	switch {
 	case refused != "":
@@ -273,7 +275,7 @@ type result struct {
 // sandbox runs `stockade run FLAGS -- ARGS` as the row's user, with a credential-
 // laden environment and an inherited secret fd, the way an agent would be started
 // from a developer's shell.
-func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Duration) result {
+func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Duration, env ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -281,7 +283,7 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 	argv = append(append(append(argv, fx.expand(flags)...), "--"), fx.expand(args)...)
 	cmd := exec.CommandContext(ctx, stockadeBin, argv...)
 	cmd.Dir = fx.work
-	cmd.Env = fx.env()
+	cmd.Env = append(fx.env(), env...)
 	secret, err := os.Open(filepath.Join(fx.home, ".ssh", "id_rsa"))
 	if err != nil {
 		t.Fatalf("opening the fd to leak: %v", err)

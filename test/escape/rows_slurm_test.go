@@ -28,7 +28,19 @@ var slurmRows = []row{
 	{name: "slurm_cancel_foreign_job", flags: []string{"--slurm"}, args: sh(slurmRefused(`scancel 1`)), want: "DENIED refused"},
 	{name: "slurm_enumerate_users", flags: []string{"--slurm"}, args: sh(slurmRefused(`sacctmgr show user`)), want: "DENIED refused"},
 	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(slurmRefused(`salloc`)), want: "DENIED refused"},
+	// Inside a job (the job's wrapper runs `stockade run --slurm
+	// --slurm-step` with slurmd's SLURM_JOB_ID), srun starts steps of this
+	// job only: never of another job, never a new allocation, and nothing
+	// else is answered.
+	{name: "slurm_step_other_job", flags: slurmStep, env: []string{"SLURM_JOB_ID=1"}, args: sh(slurmRefused(`srun --jobid=2 true`)), want: "DENIED refused"},
+	{name: "slurm_step_new_allocation", flags: slurmStep, env: []string{"SLURM_JOB_ID=1"}, args: sh(slurmRefused(`srun -p debug -t 5 true`)), want: "DENIED refused"},
+	{name: "slurm_step_pty", flags: slurmStep, env: []string{"SLURM_JOB_ID=1"}, args: sh(slurmRefused(`srun --pty true`)), want: "DENIED refused"},
+	{name: "slurm_step_sbatch", flags: slurmStep, env: []string{"SLURM_JOB_ID=1"}, args: sh(slurmRefused(`sbatch --wrap true`)), want: "DENIED refused"},
+	{name: "slurm_step_cancel", flags: slurmStep, env: []string{"SLURM_JOB_ID=1"}, args: sh(slurmRefused(`scancel 2`)), want: "DENIED refused"},
 }
+
+// slurmStep are the flags of a job's sandbox on the compute node.
+var slurmStep = []string{"--slurm", "--slurm-step"}
 
 // slurmRefused prints "DENIED refused" when the chaperon refuses cmd, and OK
 // with what it said otherwise.

@@ -335,3 +335,79 @@ wait $!`)
 		t.Errorf("squeue with nothing in scope: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestStep: srun inside a batch job starts a step of that job, its output
+// lands in the project, and its command is held to the session's walls
+// (no ~/.ssh, .env masked); a step of another job, a new allocation's
+// flags, and every other Slurm command are refused inside the job, each
+// with its reason.
+func TestStep(t *testing.T) {
+	e := newEnv(t)
+	other := e.outside("sbatch", "--parsable", "-H", "-p", "debug", "--wrap", "true")
+	t.Cleanup(func() { exec.Command("scancel", other).Run() })
+	key := filepath.Join(e.home, ".ssh", "id_test")
+	refused := []struct{ cmd, reason string }{
+		{"srun --jobid=" + other + " true", "never of another"},
+		{"srun --jobid $SLURM_JOB_ID true", "never of another"},
+		{"srun -p debug true", "sets a property of an allocation"},
+		{"srun --qos=normal true", "sets a property of an allocation"},
+		{"srun --uid=0 true", "runs the job as another user"},
+		{"srun --pty true", "terminal outside the sandbox"},
+		{"srun --x11 true", "forwards the display"},
+		{"srun --task-prolog=/bin/true true", "outside the sandbox"},
+		{"srun -o /tmp/x true", "is outside the project"},
+		{"sbatch --wrap true", "only srun, for a step of this job"},
+		{"salloc", "only srun, for a step of this job"},
+		{"scancel " + other, "only srun, for a step of this job"},
+	}
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	b.WriteString("srun -n 1 hostname; echo \"hostname:$?\"\n")
+	b.WriteString("srun -n 1 sh -c 'echo \"step=$SLURM_JOB_ID.$SLURM_STEP_ID sandbox=$STOCKADE_SANDBOX\"'\n")
+	b.WriteString("srun -n 1 -o step-%j.txt sh -c 'echo in-step'; echo \"step-o:$?\"\n")
+	b.WriteString("srun -n 1 sh -c 'echo \"env:[$(cat .env)]\"; cat " + key + " 2>/dev/null || echo \"ssh: unreadable\"'\n")
+	for i, c := range refused {
+		b.WriteString("( " + c.cmd + " ) >/dev/null 2>err" + itoa(i) + "; echo \"r" + itoa(i) + ":$?\"\n")
+	}
+	write(t, filepath.Join(e.workdir, "steps.sh"), b.String())
+	r := e.run("sbatch --wait -o out-%j.txt steps.sh")
+	m := regexp.MustCompile(`Submitted batch job (\d+)`).FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil {
+		t.Fatalf("sbatch --wait exited %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	out, err := os.ReadFile(filepath.Join(e.workdir, "out-"+m[1]+".txt"))
+	if err != nil {
+		t.Fatalf("the job's output is not in the project: %v", err)
+	}
+	got := string(out)
+	t.Logf("job output:\n%s", got)
+	for _, want := range []string{"hostname:0", "step=" + m[1] + ".", " sandbox=1", "step-o:0", "env:[]", "ssh: unreadable"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("job output lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`step=` + m[1] + `\.\d+ sandbox=1`).MatchString(got) {
+		t.Errorf("the step is not a step of job %s in a sandbox", m[1])
+	}
+	for _, secret := range []string{e.sshKey, e.envValue} {
+		if strings.Contains(got, secret) {
+			t.Errorf("a step read a secret the sandbox hides: %q", secret)
+		}
+	}
+	if step, err := os.ReadFile(filepath.Join(e.workdir, "step-"+m[1]+".txt")); err != nil || string(step) != "in-step\n" {
+		t.Errorf("the step's -o output in the project: %q, %v", step, err)
+	}
+	for i, c := range refused {
+		if !strings.Contains(got, "r"+itoa(i)+":1\n") {
+			t.Errorf("%s inside the job: not exit 1", c.cmd)
+		}
+		msg, _ := os.ReadFile(filepath.Join(e.workdir, "err"+itoa(i)))
+		if !strings.Contains(string(msg), "refused by stockade: ") || !strings.Contains(string(msg), c.reason) {
+			t.Errorf("%s inside the job: said %q; want a refusal naming %q", c.cmd, msg, c.reason)
+		}
+	}
+	// The other job is untouched: still held, no step of it ran.
+	if st := e.outside("squeue", "-h", "-j", other, "-o", "%T"); st != "PENDING" {
+		t.Errorf("the other job %s is %q, want PENDING (held)", other, st)
+	}
+}
