@@ -27,7 +27,11 @@
 //     this project or this user submitted through stockade (Scope), kept in
 //     a registry outside every sandbox;
 //   - sinfo and scontrol show node|partition pass through; salloc, admin
-//     subcommands and user enumeration are refused with a one-line reason.
+//     subcommands and user enumeration are refused with a one-line reason;
+//   - inside a job, on the compute node, the job's own stockade run has a
+//     chaperon in step mode (Config.Step, step.go): srun starts a step of
+//     that job only, with the step allowlist, its command under stockade
+//     run with the job's policy; every other command is refused.
 //
 // Every submission, refusal and cancel is an audit event of the session.
 package slurm

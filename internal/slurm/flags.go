@@ -41,7 +41,7 @@ const (
 	refMail      = "sends mail from the cluster, past the sandbox's egress policy"
 	refCluster   = "sends the job to another cluster, whose nodes the session's policy does not describe"
 	refStage     = "copies files onto the nodes outside the sandbox"
-	refStep      = "joins another allocation; stockade chaperons whole jobs only"
+	refStep      = "joins another allocation from outside it; call srun in the job's script for a step of it"
 	refMulti     = "runs programs named in a file, which the chaperon cannot put under stockade run"
 	refNoAlloc   = "runs without an allocation, as Slurm's own user"
 	refReboot    = "reboots the nodes"
