@@ -250,7 +250,7 @@ func slurmMessage(what string) func(f fields) string {
 			line = append(line, a)
 		}
 		jobs := strings.Join(f.list("jobs"), ",")
-		return what + f.opt(" job %s", "job") + details(jobs) + ": " + strings.Join(line, " ") + f.opt(": %s", "reason")
+		return what + f.opt(" job %s", "job") + f.opt(" a step of job %s", "step_of") + details(jobs) + ": " + strings.Join(line, " ") + f.opt(": %s", "reason")
 	}
 }
 

@@ -93,6 +93,10 @@ func TestRender(t *testing.T) {
 			`supervisor: frobnicate a=1 b="two words" c=[1,"x"] d=plain`},
 		{SourceEgress, EventNetworkDenied, `{"host":"evil\u001b[2J\u202e.com"}`,
 			`egress: network denied: evil\x1b[2J\u202e.com`},
+		{SourceSlurm, EventSlurmSubmit, `{"command":"sbatch","job":"12","args":["--wrap","echo hi"]}`,
+			`slurm: submitted job 12: sbatch --wrap "echo hi"`},
+		{SourceSlurm, EventSlurmSubmit, `{"command":"srun","step_of":"12","args":["-n","2","hostname"],"code":0}`,
+			`slurm: submitted a step of job 12: srun -n 2 hostname`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {

@@ -406,6 +406,14 @@ func TestStep(t *testing.T) {
 			t.Errorf("%s inside the job: said %q; want a refusal naming %q", c.cmd, msg, c.reason)
 		}
 	}
+	// The job's own stockade run on the node logged the steps and the
+	// refusals (its audit log is in the user's state directory there).
+	logs := e.logs()
+	for _, want := range []string{"slurm: submitted a step of job " + m[1] + ": srun -n 1 hostname", "slurm: REFUSED: srun --jobid=" + other + " true: "} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the audit logs lack %q:\n%s", want, logs)
+		}
+	}
 	// The other job is untouched: still held, no step of it ran.
 	if st := e.outside("squeue", "-h", "-j", other, "-o", "%T"); st != "PENDING" {
 		t.Errorf("the other job %s is %q, want PENDING (held)", other, st)
