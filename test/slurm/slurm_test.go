@@ -365,6 +365,8 @@ func TestStep(t *testing.T) {
 	b.WriteString("srun -n 1 hostname; echo \"hostname:$?\"\n")
 	b.WriteString("srun -n 1 sh -c 'echo \"step=$SLURM_JOB_ID.$SLURM_STEP_ID sandbox=$STOCKADE_SANDBOX\"'\n")
 	b.WriteString("srun -n 1 -o step-%j.txt sh -c 'echo in-step'; echo \"step-o:$?\"\n")
+	// The sandbox's SLURM_JOB_ID does not steer the step: the chaperon's is slurmd's.
+	b.WriteString("SLURM_JOB_ID=" + other + " srun -n 1 sh -c 'echo \"steered=$SLURM_JOB_ID\"'\n")
 	b.WriteString("srun -n 1 sh -c 'echo \"env:[$(cat .env)]\"; cat " + key + " 2>/dev/null || echo \"ssh: unreadable\"'\n")
 	for i, c := range refused {
 		b.WriteString("( " + c.cmd + " ) >/dev/null 2>err" + itoa(i) + "; echo \"r" + itoa(i) + ":$?\"\n")
@@ -385,6 +387,9 @@ func TestStep(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("job output lacks %q", want)
 		}
+	}
+	if !strings.Contains(got, "steered="+m[1]+"\n") {
+		t.Errorf("a step with SLURM_JOB_ID=%s set in the sandbox did not run in job %s", other, m[1])
 	}
 	if !regexp.MustCompile(`step=` + m[1] + `\.\d+ sandbox=1`).MatchString(got) {
 		t.Errorf("the step is not a step of job %s in a sandbox", m[1])
