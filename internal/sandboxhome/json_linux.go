@@ -90,7 +90,7 @@ func (h *Home) readJSON(rel string) (map[string]any, uint64, error) {
 		return leave(fmt.Sprintf("is larger than %d MiB", maxJSON>>20))
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return map[string]any{}, st.Nlink, nil
+		return map[string]any{}, uint64(st.Nlink), nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // numbers come back as they were written
@@ -98,5 +98,5 @@ func (h *Home) readJSON(rel string) (map[string]any, uint64, error) {
 	if err := dec.Decode(&doc); err != nil || doc == nil || dec.More() {
 		return leave("does not hold a JSON object")
 	}
-	return doc, st.Nlink, nil
+	return doc, uint64(st.Nlink), nil
 }
