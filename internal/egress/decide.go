@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -47,7 +48,12 @@ type Decider struct {
 	Rules     *Rules
 	Resolver  *Resolver
 	HostAddrs []netip.Addr
-	Session   string // named in the Fix commands
+	// CurrentHostAddrs, when set, returns the host's addresses as they
+	// are now, checked besides HostAddrs: an address the host gains
+	// while a session runs (a rotated IPv6 temporary address, a VPN, a
+	// new lease) is the host as much as one it had at start.
+	CurrentHostAddrs func() []netip.Addr
+	Session          string // named in the Fix commands
 	// Foreground: the Fix is a flag of the next run (Config.Foreground).
 	Foreground bool
 }
@@ -163,13 +169,22 @@ func (d *Decider) checkAddr(snap *Snapshot, ap netip.AddrPort) Decision {
 		dec.Allowed, dec.Rule, dec.Addrs = true, r.String(), []netip.Addr{a}
 		return dec
 	}
-	if why := floorReason(a, d.HostAddrs); why != "" {
+	if why := floorReason(a, d.hostAddrs()); why != "" {
 		dec.Rule, dec.Reason = "floor", a.String()+" is "+why
 		dec.Fix = d.command("allow", a.String())
 		return dec
 	}
 	dec.Allowed, dec.Addrs = true, []netip.Addr{a}
 	return dec
+}
+
+// hostAddrs are the host's own addresses: those at start and, with
+// CurrentHostAddrs, those it has now.
+func (d *Decider) hostAddrs() []netip.Addr {
+	if d.CurrentHostAddrs == nil {
+		return d.HostAddrs
+	}
+	return append(slices.Clip(d.HostAddrs), d.CurrentHostAddrs()...)
 }
 
 func (d *Decider) blocked(dec Decision, r Rule) Decision {

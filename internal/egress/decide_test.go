@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -143,4 +144,28 @@ func mustRule(t *testing.T, s string) Rule {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestDecideCurrentHostAddrs: an address the host gains after the decider
+// was made is refused as the host's own, by address and by DecideAt, and
+// an IP allow rule still lifts it.
+func TestDecideCurrentHostAddrs(t *testing.T) {
+	var now []netip.Addr
+	d := &Decider{Rules: NewRules(ModeAllow, nil, nil), Session: "s1",
+		CurrentHostAddrs: func() []netip.Addr { return now }}
+	a := netip.MustParseAddr("198.51.100.77")
+	if dec := d.Decide(context.Background(), a.String(), 22); !dec.Allowed {
+		t.Fatalf("before the host has it: %+v, want allowed", dec)
+	}
+	now = []netip.Addr{a}
+	if dec := d.Decide(context.Background(), a.String(), 22); dec.Allowed || !strings.Contains(dec.Reason, "an address of this host") {
+		t.Errorf("once the host has it: %+v, want the floor's host address", dec)
+	}
+	if dec := d.DecideAt("name.test", netip.AddrPortFrom(a, 22)); dec.Allowed {
+		t.Errorf("DecideAt: %+v, want refused", dec)
+	}
+	d.Rules = NewRules(ModeDeny, []Rule{mustRule(t, "198.51.100.77")}, nil)
+	if dec := d.Decide(context.Background(), a.String(), 22); !dec.Allowed {
+		t.Errorf("with an IP rule: %+v, want allowed", dec)
+	}
 }

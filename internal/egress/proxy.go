@@ -51,6 +51,9 @@ type Config struct {
 	Resolver *Resolver
 	// HostAddrs are the host's own addresses, refused like private ones.
 	HostAddrs []netip.Addr
+	// CurrentHostAddrs, when set, returns the host's addresses as they
+	// are now, refused too (Decider.CurrentHostAddrs).
+	CurrentHostAddrs func() []netip.Addr
 	// Audit receives one event per connection and per denied DNS question,
 	// from many goroutines at once; nil discards them.
 	Audit func(event string, fields map[string]any)
@@ -109,7 +112,7 @@ func New(cfg Config) *Proxy {
 	}
 	p := &Proxy{
 		cfg:       cfg,
-		decider:   &Decider{Rules: cfg.Rules, Resolver: cfg.Resolver, HostAddrs: cfg.HostAddrs, Session: cfg.Session, Foreground: cfg.Foreground},
+		decider:   &Decider{Rules: cfg.Rules, Resolver: cfg.Resolver, HostAddrs: cfg.HostAddrs, CurrentHostAddrs: cfg.CurrentHostAddrs, Session: cfg.Session, Foreground: cfg.Foreground},
 		dialer:    &Dialer{Dial: cfg.Dial},
 		listeners: map[io.Closer]struct{}{},
 		conns:     map[net.Conn]struct{}{},

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"sync"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/authproxy"
@@ -28,9 +30,10 @@ func Egress(p policy.Policy, session string, foreground bool, audit func(string,
 	}
 	rules := egress.NewRules(mode, p.AgentAllow, p.AgentBlock)
 	maxConns, _ := connCaps()
+	addrs := hostAddrs()
 	px := egress.New(egress.Config{
-		Session: session, Foreground: foreground, Rules: rules, Resolver: resolver, HostAddrs: hostAddrs(), Audit: audit,
-		MaxConns: maxConns,
+		Session: session, Foreground: foreground, Rules: rules, Resolver: resolver, HostAddrs: addrs, Audit: audit,
+		CurrentHostAddrs: newLiveHostAddrs(addrs).get, MaxConns: maxConns,
 	})
 	return px, rules, nil
 }
@@ -71,8 +74,9 @@ func EngineEgress(j Job, event func(source string) func(string, map[string]any))
 	}
 	maxConns, _ := connCaps()
 	addrs := hostAddrs()
+	live := newLiveHostAddrs(addrs).get
 	pods = egress.New(egress.Config{
-		Session: j.ID, Rules: rules, Resolver: resolver, HostAddrs: addrs, Audit: event(audit.SourcePod),
+		Session: j.ID, Rules: rules, Resolver: resolver, HostAddrs: addrs, CurrentHostAddrs: live, Audit: event(audit.SourcePod),
 		MaxConns: maxConns,
 	})
 	var allow []egress.Rule
@@ -81,7 +85,7 @@ func EngineEgress(j Job, event func(source string) func(string, map[string]any))
 	}
 	registry = egress.New(egress.Config{
 		Session: j.ID, Rules: egress.NewRules(egress.ModeDeny, allow, nil), Resolver: resolver, HostAddrs: addrs,
-		Audit: event(audit.SourceRegistry), MaxConns: maxConns,
+		CurrentHostAddrs: live, Audit: event(audit.SourceRegistry), MaxConns: maxConns,
 	})
 	return pods, rules, registry, nil
 }
@@ -129,6 +133,36 @@ func hostAddrs() []netip.Addr {
 		}
 	}
 	return out
+}
+
+// hostAddrsMaxAge is how long the host's addresses read for a check are
+// trusted: an address the host gains while a session runs (a rotated IPv6
+// temporary address, a VPN, a new lease) is refused at most this late.
+const hostAddrsMaxAge = time.Second
+
+// liveHostAddrs reads the host's addresses again for the proxies' checks,
+// at most once per hostAddrsMaxAge.
+type liveHostAddrs struct {
+	mu    sync.Mutex
+	read  time.Time
+	addrs []netip.Addr
+}
+
+// newLiveHostAddrs starts from addrs, just read.
+func newLiveHostAddrs(addrs []netip.Addr) *liveHostAddrs {
+	return &liveHostAddrs{read: time.Now(), addrs: addrs}
+}
+
+// get returns the host's addresses as they were at most hostAddrsMaxAge
+// ago. A failed read returns none: the addresses at start still count
+// (egress.Config.HostAddrs).
+func (l *liveHostAddrs) get() []netip.Addr {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if time.Since(l.read) >= hostAddrsMaxAge {
+		l.read, l.addrs = time.Now(), hostAddrs()
+	}
+	return l.addrs
 }
 
 // AuthProxy builds the auth proxy of j, or nil when j has no routes.

@@ -8,6 +8,7 @@ package e2e
 // transport).
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -264,5 +265,68 @@ func TestCaptureAudit(t *testing.T) {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the audit log lacks %s:\n%s", want, logs)
 		}
+	}
+}
+
+// TestCaptureHostAddressAddedLater: an address the host gains while the
+// session runs (a rotated IPv6 temporary address, a VPN, a new lease) is
+// the host's too. A server on the host's wildcard address must not be
+// reached through it, captured or through the HTTP proxy, in allow mode.
+// (The floor took the host's addresses once, at start: the command
+// reached the server.) The host is a network namespace of the test's own,
+// where it can add an address without privileges.
+func TestCaptureHostAddressAddedLater(t *testing.T) {
+	requireSandbox(t)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Fatalf("no unshare(1): %v", err)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is not installed")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `set -eu
+ip link set lo up
+export HOME=$DIR/home XDG_STATE_HOME=$DIR/home/.local/state XDG_DATA_HOME=$DIR/home/.local/share XDG_CONFIG_HOME=$DIR/home/.config
+mkdir -p "$HOME/proj" && cd "$HOME/proj"
+python3 -c '
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 8765)); s.listen()
+while True:
+    c, _ = s.accept(); open("'"$DIR"'/reached", "a").write("x"); c.sendall(b"HOST\n"); c.close()
+' & srv=$!
+trap 'kill $srv' EXIT
+( while [ ! -e started ]; do sleep 0.05; done; ip addr add 198.51.100.77/32 dev lo; touch added ) &
+"$STOCKADE" run --log-level error --agent-policy allow -- sh -c '
+touch started; while [ ! -e added ]; do sleep 0.05; done; sleep 1.5
+python3 -c "
+import socket
+try:
+    s = socket.create_connection((\"198.51.100.77\", 8765), 5); print(\"CAPTURE\", s.recv(100))
+except OSError as e: print(\"CAPTURE DENIED\", e.errno)
+"
+curl -s -m 5 -x http://127.0.0.1:3128 http://198.51.100.77:8765/ | head -3'
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, unshare, "-rn", "bash", "-c", script)
+	cmd.Env = append(os.Environ(), "STOCKADE="+bin, "DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	s := string(out)
+	if err != nil {
+		t.Fatalf("the scenario failed: %v\n%s", err, s)
+	}
+	if !strings.Contains(s, "CAPTURE DENIED 104") { // ECONNRESET
+		t.Errorf("a captured connection to the host's new address was not reset:\n%s", s)
+	}
+	if !strings.Contains(s, "an address of this host") {
+		t.Errorf("the HTTP proxy did not refuse the host's new address:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reached")); err == nil {
+		t.Errorf("the host's server was reached:\n%s", s)
 	}
 }
