@@ -222,6 +222,10 @@ func (e *Engine) Close() {
 		e.heard.Close()
 		e.heard = nil
 	}
+	if e.Started != 0 {
+		// The engine has ended with the sandbox by now.
+		cleanCgroups()
+	}
 }
 
 // Start runs the launcher in the sandbox's namespaces and returns once the

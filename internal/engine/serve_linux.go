@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -25,6 +27,10 @@ func serveMain() int {
 	runtime.LockOSThread()
 	if err := unix.Mount("cgroup2", "/sys/fs/cgroup", "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		fmt.Fprintf(os.Stderr, "stockade engine: mounting cgroup2: %v\n", err)
+		return 1
+	}
+	if err := ownCgroup(); err != nil {
+		fmt.Fprintf(os.Stderr, "stockade engine: %v\n", err)
 		return 1
 	}
 	// Rootless, as podman says it: root of a user namespace that is not
@@ -62,6 +68,51 @@ func serveMain() int {
 	err := syscall.Exec("/usr/bin/podman", argv, env)
 	fmt.Fprintf(os.Stderr, "stockade engine: starting podman: %v\n", err)
 	return 1
+}
+
+// CgroupPrefix starts the name of the cgroup the engine makes for itself
+// (ownCgroup); the supervisor removes what is left of it (CleanCgroups).
+const CgroupPrefix = "stockade-engine-"
+
+// ownCgroup moves the engine into a cgroup of its own and roots a new
+// cgroup namespace there, before podman starts. The engine's cgroup
+// namespace is rooted where the sandbox is in the unified hierarchy: where
+// stockade makes no v2 group (a hybrid layout, whose v2 hierarchy has no
+// controllers), that is the supervisor's own cgroup, which the user's
+// other processes share. podman, on start, moves every process of the root
+// of its view into a child "init": it moved processes outside the sandbox,
+// the user's shell among them. Where the engine may not make a cgroup there
+// (the user's cgroup is not delegated), podman may not move anything
+// either: the engine goes on where it is.
+func ownCgroup() error {
+	var b [8]byte
+	if _, err := unix.Getrandom(b[:], 0); err != nil {
+		return fmt.Errorf("naming the engine's cgroup: %w", err)
+	}
+	leaf := "/sys/fs/cgroup/" + CgroupPrefix + hex.EncodeToString(b[:])
+	if err := unix.Mkdir(leaf, 0o755); err != nil {
+		if err == unix.EACCES || err == unix.EPERM || err == unix.EROFS {
+			return nil
+		}
+		return fmt.Errorf("making the engine's cgroup: %w", err)
+	}
+	if err := os.WriteFile(leaf+"/cgroup.procs", []byte("0"), 0); err != nil {
+		unix.Rmdir(leaf)
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			return nil
+		}
+		return fmt.Errorf("moving the engine into its cgroup: %w", err)
+	}
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return fmt.Errorf("rooting the engine's cgroup namespace: %w", os.NewSyscallError("unshare", err))
+	}
+	if err := unix.Unmount("/sys/fs/cgroup", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("remounting cgroup2: %w", err)
+	}
+	if err := unix.Mount("cgroup2", "/sys/fs/cgroup", "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("remounting cgroup2: %w", err)
+	}
+	return nil
 }
 
 // confine installs the engine's seccomp profile (seccomp.Engine) on every

@@ -398,3 +398,66 @@ func TestRequireDigestNeedsContainers(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestContainersLeaveHostCgroups: the engine (podman) moves every process
+// of the root of its cgroup namespace into a child "init" when it starts.
+// Rooted where the sandbox is in the unified hierarchy, which is the
+// supervisor's own cgroup on a machine whose v2 hierarchy has no
+// controllers, that moved processes outside the sandbox. The engine makes
+// a cgroup of its own first: this process stays where it was, and nothing
+// is left below its cgroup once the run is over.
+func TestContainersLeaveHostCgroups(t *testing.T) {
+	requireContainers(t)
+	own := func() string {
+		b, err := os.ReadFile("/proc/self/cgroup")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if p, ok := strings.CutPrefix(l, "0::"); ok {
+				return p
+			}
+		}
+		return ""
+	}
+	mount := ""
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			for i, x := range f {
+				if x == "-" && i+1 < len(f) && f[i+1] == "cgroup2" && f[3] == "/" {
+					mount = f[4]
+				}
+			}
+		}
+	}
+	before := own()
+	if before == "" || mount == "" {
+		t.Fatalf("no unified hierarchy (cgroup %q, mount %q): the engine needs one", before, mount)
+	}
+	dir := filepath.Join(mount, before)
+	list := func() []string {
+		var dirs []string
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if e.IsDir() && (e.Name() == "init" || strings.HasPrefix(e.Name(), "stockade-engine-")) {
+				dirs = append(dirs, e.Name())
+			}
+		}
+		return dirs
+	}
+	if l := list(); len(l) != 0 {
+		t.Fatalf("%s holds %v before the run: left by an earlier engine", dir, l)
+	}
+	e := newEnv(t)
+	r := e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", "podman --remote version --format '{{.Server.Version}}'")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := own(); after != before {
+		t.Errorf("this process was moved from cgroup %s to %s by the sandbox's engine", before, after)
+	}
+	if l := list(); len(l) != 0 {
+		t.Errorf("%s holds %v after the run", dir, l)
+	}
+}
