@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The egress path as a user's tool sees it (a benchmark, not a test): curl
+# downloads a 64 MiB file from a server in the test network namespace
+# (scripts/testnet.sh), the same download in every round four ways, the
+# order rotating: on the host directly, and inside `stockade run` by
+# transparent capture (no proxy variables), through a CONNECT tunnel of the
+# proxy (curl -p), and as a plain-HTTP request the proxy forwards. curl's
+# own time_total is used, so the sandbox's start is not in it. Prints one
+# markdown table of medians and the ratios to direct (budget: >= 0.8).
+#
+#   bench/capture.sh                 # 15 rounds, as root (the server runs in the namespace)
+#   ROUNDS=25 bench/capture.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${ROUNDS:-15}
+if [ "$(id -u)" != 0 ]; then
+	echo "bench/capture.sh: run it as root (it adds an address and a server to the test network)" >&2
+	exit 2
+fi
+scripts/testnet.sh status >/dev/null 2>&1 || scripts/testnet.sh up >/dev/null
+out=$(mktemp -d /tmp/stockade-bench-capture.XXXXXX)
+addr=198.51.100.40
+cleanup() {
+	[ -n "${srv:-}" ] && kill "$srv" 2>/dev/null
+	ip netns exec stk-testnet ip addr del $addr/24 dev stk-n0 2>/dev/null || true
+	rm -rf "$out"
+}
+trap cleanup EXIT
+chmod 755 "$out"
+CGO_ENABLED=0 go build -o "$out/stockade" ./cmd/stockade
+mkdir -p "$out/www" "$out/work"
+head -c $((64 << 20)) /dev/urandom >"$out/www/big"
+ip netns exec stk-testnet ip addr add $addr/24 dev stk-n0 2>/dev/null || true
+ip netns exec stk-testnet python3 -m http.server 8088 --bind $addr --directory "$out/www" >/dev/null 2>&1 &
+srv=$!
+url=http://$addr:8088/big
+for _ in $(seq 50); do curl -s -o /dev/null "$url" && break; sleep 0.1; done
+export XDG_STATE_HOME=$out/state XDG_DATA_HOME=$out/data
+cd "$out/work"
+inside() { # curl inside the sandbox with the proxy variables unset (capture) or kept
+	"$out/stockade" run --log-level error --agent-allow $addr -- sh -c "$1 curl -s $2 -o /dev/null -w '%{time_total}' $url" 2>/dev/null
+}
+ways=(direct capture connect forward)
+for i in $(seq "$rounds"); do
+	for k in 0 1 2 3; do
+		w=${ways[$(((i + k) % 4))]}
+		case $w in
+		direct) t=$(curl -s -o /dev/null -w '%{time_total}' "$url") ;;
+		capture) t=$(inside 'unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy;' '') ;;
+		connect) t=$(inside '' '-p') ;;
+		forward) t=$(inside '' '') ;;
+		esac
+		echo "$w $t" >>"$out/times"
+	done
+done
+python3 - "$out/times" "$rounds" <<'PY'
+import statistics, sys, collections
+d = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    w, t = line.split()
+    d[w].append(float(t))
+m = {w: statistics.median(v) for w, v in d.items()}
+print(f"| 64 MiB download, {sys.argv[2]} rounds | median | MiB/s | of direct |")
+print("|---|---:|---:|---:|")
+for w in ("direct", "capture", "connect", "forward"):
+    print(f"| {w} | {m[w]*1000:.1f} ms | {64/m[w]:.0f} | {m['direct']/m[w]:.2f} |")
+PY
