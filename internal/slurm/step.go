@@ -12,31 +12,12 @@ func (c *Chaperon) step(req Request) (Reply, error) {
 	if req.Command != "srun" {
 		return Reply{}, refuse("inside a Slurm job only srun, for a step of this job (%s), is answered; submit, query and cancel from the session", c.cfg.Step)
 	}
-	if err := c.inProject(req.Cwd); err != nil {
-		return Reply{}, err
+	r, early, err := c.prepareSrun(req, stepFlags())
+	if early != nil || err != nil {
+		return derefReply(early), err
 	}
-	p, err := parse(stepFlags(), req.Args)
-	if err != nil {
-		return Reply{}, refuse("%v", err)
-	}
-	if len(p.rest) == 0 {
-		return Reply{Code: 1, Stderr: []byte("srun: fatal: No command given to execute.\n")}, nil
-	}
-	s, err := c.check(p.opts, req.Cwd)
-	if err != nil {
-		return Reply{}, err
-	}
-	jobDir, err := c.jobDir()
-	if err != nil {
-		return Reply{}, err
-	}
-	wrapper, err := c.writeWrapper(jobDir, s)
-	if err != nil {
-		return Reply{}, err
-	}
-	args := append([]string{"--jobid=" + c.cfg.Step}, s.pass...)
-	args = append(args, "--chdir="+jobDir, wrapper)
-	args = append(args, p.rest...)
+	s := r.s
+	args := append([]string{"--jobid=" + c.cfg.Step}, r.args...)
 	rep := c.realWait("srun", args...)
 	c.event(EventSubmit, map[string]any{"command": "srun", "step_of": c.cfg.Step, "args": req.Args, "dir": s.dir, "code": rep.Code})
 	return rep, nil

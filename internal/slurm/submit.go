@@ -277,32 +277,51 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	return rep, nil
 }
 
-func (c *Chaperon) srun(req Request) (Reply, error) {
+// srunRun is an srun checked and made ready: the arguments of the real
+// srun after any of its own, the submission and its job directory.
+type srunRun struct {
+	args   []string
+	s      submission
+	jobDir string
+}
+
+// prepareSrun checks an srun of req against the flag table and writes the
+// wrapper its tasks run behind (as a job's command does). A reply that is
+// not nil is srun's answer without running anything.
+func (c *Chaperon) prepareSrun(req Request, table []Flag) (srunRun, *Reply, error) {
 	if err := c.inProject(req.Cwd); err != nil {
-		return Reply{}, err
+		return srunRun{}, nil, err
 	}
-	p, err := parse(c.cfg.table(srunFlags()), req.Args)
+	p, err := parse(table, req.Args)
 	if err != nil {
-		return Reply{}, refuse("%v", err)
+		return srunRun{}, nil, refuse("%v", err)
 	}
 	if len(p.rest) == 0 {
-		return Reply{Code: 1, Stderr: []byte("srun: fatal: No command given to execute.\n")}, nil
+		return srunRun{}, &Reply{Code: 1, Stderr: []byte("srun: fatal: No command given to execute.\n")}, nil
 	}
 	s, err := c.check(p.opts, req.Cwd)
 	if err != nil {
-		return Reply{}, err
+		return srunRun{}, nil, err
 	}
 	jobDir, err := c.jobDir()
 	if err != nil {
-		return Reply{}, err
+		return srunRun{}, nil, err
 	}
 	wrapper, err := c.writeWrapper(jobDir, s)
 	if err != nil {
-		return Reply{}, err
+		return srunRun{}, nil, err
 	}
 	args := append(slices.Clone(s.pass), "--chdir="+jobDir, wrapper)
-	args = append(args, p.rest...)
-	rep := c.realWait("srun", args...)
+	return srunRun{args: append(args, p.rest...), s: s, jobDir: jobDir}, nil, nil
+}
+
+func (c *Chaperon) srun(req Request) (Reply, error) {
+	r, early, err := c.prepareSrun(req, c.cfg.table(srunFlags()))
+	if early != nil || err != nil {
+		return derefReply(early), err
+	}
+	s, jobDir := r.s, r.jobDir
+	rep := c.realWait("srun", r.args...)
 	// The job's wrapper wrote its id (once it ran): the registry has it
 	// from now on, for sacct; while srun ran, the queries did not.
 	fields := map[string]any{"command": "srun", "args": req.Args, "dir": s.dir}
@@ -314,6 +333,14 @@ func (c *Chaperon) srun(req Request) (Reply, error) {
 	}
 	c.event(EventSubmit, fields)
 	return rep, nil
+}
+
+// derefReply is *r, or the zero Reply.
+func derefReply(r *Reply) Reply {
+	if r == nil {
+		return Reply{}
+	}
+	return *r
 }
 
 // jobIDFile is where a job's wrapper writes the job's id, in its job
