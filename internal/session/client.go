@@ -117,6 +117,12 @@ func Stop(store Store, id string, timeout time.Duration, warn func(string)) (Ses
 		}
 		warn(fmt.Sprintf("session %s did not answer on its control socket; sent SIGTERM to its supervisor (pid %d)", id, sess.PID))
 	default:
+		// Another stop (or the command's end) may have ended the session
+		// between the first look and the request: then it is stopped, as
+		// asked.
+		if now, lerr := store.Load(id); lerr == nil && !now.Active() {
+			return now, nil
+		}
 		return sess, err
 	}
 	if perr == nil {

@@ -360,22 +360,22 @@ func TestRacingInvocations(t *testing.T) {
 	e := newEnv(t)
 	id := e.startSession("sleep", "1000")
 	var wg sync.WaitGroup
-	codes := make([]int, 6)
-	for i := range codes {
+	res := make([]result, 6)
+	for i := range res {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if i%2 == 0 {
-				codes[i] = e.run("", nil, "stop", "-s", id).code
+				res[i] = e.run("", nil, "stop", "-s", id)
 			} else {
-				codes[i] = e.run("", nil, "list", "--all", "--json").code
+				res[i] = e.run("", nil, "list", "--all", "--json")
 			}
 		}()
 	}
 	wg.Wait()
-	for i, c := range codes {
-		if c != 0 {
-			t.Errorf("invocation %d exited %d", i, c)
+	for i, r := range res {
+		if r.code != 0 {
+			t.Errorf("invocation %d exited %d: %s", i, r.code, r.stderr)
 		}
 	}
 	raw, err := os.ReadFile(filepath.Join(e.home, ".local/state/stockade/sessions", id, "session.json"))
