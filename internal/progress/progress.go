@@ -54,6 +54,10 @@ func (l *Line) Step(what string) {
 	if l.tick == nil {
 		l.tick, l.done = time.NewTicker(time.Second), make(chan struct{})
 		go l.count(l.tick, l.done)
+	} else {
+		// Tick on this step's whole seconds, not the first step's: a
+		// tick that lands on a second's edge would skip a count.
+		l.tick.Reset(time.Second)
 	}
 }
 
@@ -83,7 +87,7 @@ func (l *Line) count(tick *time.Ticker, done chan struct{}) {
 			return
 		case <-tick.C:
 			l.mu.Lock()
-			if l.step != "" && int(time.Since(l.began).Seconds()) != l.secs {
+			if l.step != "" && l.age() != l.secs {
 				l.draw()
 			}
 			l.mu.Unlock()
@@ -91,12 +95,19 @@ func (l *Line) count(tick *time.Ticker, done chan struct{}) {
 	}
 }
 
+// age is the step's whole seconds, rounded: the ticks come at the step's
+// whole seconds, a little late, and a late tick must not show the count
+// before.
+func (l *Line) age() int {
+	return int((time.Since(l.began) + 500*time.Millisecond) / time.Second)
+}
+
 // draw writes the line: back to its start, erased, the step, and after a
 // second its age. It is cut to the terminal's width, since a line that
 // wraps cannot be erased from its end.
 func (l *Line) draw() {
 	text := "stockade: " + l.step + "…"
-	l.secs = int(time.Since(l.began).Seconds())
+	l.secs = l.age()
 	if l.secs >= 1 {
 		text += fmt.Sprintf(" %ds", l.secs)
 	}
