@@ -597,7 +597,7 @@ var hostFacts = sync.OnceValues(func() (facts, error) {
 	if err != nil {
 		return f, err
 	}
-	if f.filter, err = seccomp.Compile(seccomp.Default(), arch); err != nil {
+	if f.filter, err = seccomp.DefaultFilter(arch); err != nil {
 		return f, err
 	}
 	f.counters, err = sandboxCounters()
