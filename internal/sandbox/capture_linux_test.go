@@ -17,8 +17,9 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 )
 
-// TestCaptureOff: what init leaves in the shared page when the kernel
-// refuses the capture rules or the route becomes the supervisor's warning.
+// TestCaptureOff: what failed of the capture, the rules or the route, and
+// the kernel's errno, become the supervisor's warning; a socket init could
+// not make is read from the shared page.
 func TestCaptureOff(t *testing.T) {
 	tests := []struct {
 		what  uint16
@@ -31,20 +32,23 @@ func TestCaptureOff(t *testing.T) {
 		{captureRoute, unix.ENETDOWN, "adding the route through lo: network is down"},
 	}
 	for _, tt := range tests {
-		a, err := newArena(4096)
-		if err != nil {
-			t.Fatal(err)
-		}
-		binary.NativeEndian.PutUint16(a.shared[4:], tt.what)
-		binary.NativeEndian.PutUint16(a.shared[6:], uint16(tt.errno))
-		err = a.captureOff()
-		a.free()
+		err := captureOff(int(tt.what), tt.errno)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%d %v: %v, want none", tt.what, tt.errno, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%d %v: %v, want one with %q", tt.what, tt.errno, err, tt.want)
 		}
+		a, err := newArena(4096)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.NativeEndian.PutUint16(a.shared[4:], tt.what)
+		binary.NativeEndian.PutUint16(a.shared[6:], uint16(tt.errno))
+		if got := a.socketOff(); got != tt.errno {
+			t.Errorf("%d %v: socketOff = %v", tt.what, tt.errno, got)
+		}
+		a.free()
 	}
 }
 

@@ -142,12 +142,6 @@ func (p *program) initMain() {
 	p.reach(stepNetwork)
 	p.loopbackUp()
 	if len(p.listeners) > 0 {
-		// The capture rules first: the supervisor reads what became
-		// of them once the listeners arrive. (None with a container
-		// engine: see Spec.Engine in program.go.)
-		if len(p.captureRules) > 0 {
-			p.capture()
-		}
 		p.listen()
 	}
 	p.reach(stepMaps)
@@ -337,54 +331,37 @@ func (p *program) listen() {
 		}
 		*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*i])) = int32(fd)
 	}
+	n := len(p.listeners)
+	if p.capture {
+		// The capture's netlink sockets (none with a container engine:
+		// see Spec.Engine in program.go), made here, where init may
+		// change the namespace's rules and routes; the supervisor sends
+		// on them (Sandbox.capture). One the kernel refuses leaves the
+		// sandbox without capture, not without a start: its slot holds a
+		// copy of the first listener, and the errno is in the shared page.
+		for j := 0; j < captureSockets; j++ {
+			proto := uintptr(capture.ProtoNetfilter)
+			if j == 1 {
+				proto = capture.ProtoRoute
+			}
+			fd, e := sys(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto, 0, 0, 0)
+			if e != 0 {
+				p.captureOff[0], p.captureOff[1] = captureRules, uint16(e)
+				first := uintptr(*(*int32)(unsafe.Pointer(&m.control[m.dataOff])))
+				if fd, e = sys(unix.SYS_FCNTL, first, unix.F_DUPFD_CLOEXEC, 0, 0, 0, 0); e != 0 {
+					p.fail(stepNetwork, idxSendListeners, e, ExitSetup)
+				}
+			}
+			*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*(n+j)])) = int32(fd)
+		}
+		n += captureSockets
+	}
 	if e := p.send(m); e != 0 {
 		p.fail(stepNetwork, idxSendListeners, e, ExitSetup)
 	}
-	for i := range p.listeners {
+	for i := 0; i < n; i++ {
 		sys(unix.SYS_CLOSE, uintptr(*(*int32)(unsafe.Pointer(&m.control[m.dataOff+4*i]))), 0, 0, 0, 0, 0)
 	}
-}
-
-// capture sends the capture rules, then the route (package capture), each
-// in one sendmsg on a netlink socket: the kernel processes a request to it
-// before sendmsg returns, and answers only a failure, so one read that
-// would block says it worked. The rules go first: without them a route to
-// everything through lo would only turn ENETUNREACH into ECONNREFUSED, and
-// without the route nothing leaves lo either way. A failure is left in the
-// shared page for the supervisor to warn of; the sandbox runs on without
-// capture.
-//
-//go:nosplit
-//go:norace
-func (p *program) capture() {
-	if e := p.netlink(capture.ProtoNetfilter, p.captureRules); e != 0 {
-		p.captureOff[0], p.captureOff[1] = captureRules, uint16(e)
-		return
-	}
-	if e := p.netlink(capture.ProtoRoute, p.captureRoute); e != 0 {
-		p.captureOff[0], p.captureOff[1] = captureRoute, uint16(e)
-	}
-}
-
-// netlink sends msg on a new netlink socket of proto and returns the
-// error the kernel answered, if any.
-//
-//go:nosplit
-//go:norace
-func (p *program) netlink(proto uintptr, msg []byte) syscall.Errno {
-	fd, e := sys(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto, 0, 0, 0)
-	if e != 0 {
-		return e
-	}
-	if _, e = sys(unix.SYS_SENDTO, fd, ptr(&msg[0]), uintptr(len(msg)), 0, 0, 0); e == 0 {
-		// struct nlmsghdr (16 bytes), then struct nlmsgerr's error.
-		n, re := sys(unix.SYS_RECVFROM, fd, ptr(&p.buf[0]), uintptr(len(p.buf)), unix.MSG_DONTWAIT, 0, 0)
-		if re == 0 && n >= 20 && *(*uint16)(unsafe.Pointer(&p.buf[4])) == unix.NLMSG_ERROR {
-			e = syscall.Errno(-*(*int32)(unsafe.Pointer(&p.buf[16])))
-		}
-	}
-	sys(unix.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
-	return e
 }
 
 // mount runs the mount steps: the new root, then pivot_root into it.

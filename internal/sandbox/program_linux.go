@@ -18,10 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/caps"
-	"github.com/stockade-dev/stockade/internal/capture"
 	"github.com/stockade-dev/stockade/internal/landlock"
 	"github.com/stockade-dev/stockade/internal/mount"
-	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/seccomp"
 )
 
@@ -46,13 +44,14 @@ type program struct {
 
 	listeners []listener
 	listenMsg *message
-	// The capture rules and route (package capture), nil without
-	// listeners; captureOff is a word of the shared page where init
-	// leaves what failed of them (captureRules, captureRoute) and the
-	// errno.
-	captureRules []byte
-	captureRoute []byte
-	captureOff   *[2]uint16
+	// capture: init sends, after the listeners, a netlink socket of
+	// each protocol of capture (captureProtos), made in the sandbox's
+	// network namespace while init holds its capabilities there; the
+	// supervisor sends the capture rules and route on them beside init's
+	// mounts (Sandbox.capture). captureOff is a word of the shared page
+	// where init leaves the errno of a socket it could not make.
+	capture    bool
+	captureOff *[2]uint16
 
 	steps []rawStep
 	// readyAt is the first step of a mount over a placeholder (or
@@ -137,6 +136,11 @@ const (
 	captureRules = 1
 	captureRoute = 2
 )
+
+// captureSockets is how many netlink sockets init sends after the
+// listeners for the capture: capture.ProtoNetfilter's, for the rules, then
+// capture.ProtoRoute's, for the route.
+const captureSockets = 2
 
 // message is a one-byte message with room for n descriptors.
 type message struct {
@@ -323,16 +327,13 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 		// connection would be captured and decided by the agent's rules,
 		// not the pods' (docs/egress.md, Transparent capture). The pods'
 		// proxies are the containers' only way out, as before.
-		if !spec.Engine {
-			m := capture.Build(sandboxnet.CapturePort, host.ipv6)
-			if testCaptureRules != nil {
-				m.Rules = testCaptureRules(m.Rules)
-			}
-			p.captureRules = a.bytes(string(m.Rules))
-			p.captureRoute = a.bytes(string(m.Route))
-		}
+		p.capture = !spec.Engine
 		p.captureOff = (*[2]uint16)(unsafe.Pointer(&a.shared[4]))
-		p.listenMsg = newMessage(a, msgListeners, len(p.listeners))
+		n := len(p.listeners)
+		if p.capture {
+			n += captureSockets
+		}
+		p.listenMsg = newMessage(a, msgListeners, n)
 	}
 
 	p.steps = takeSlice[rawStep](a, len(steps))
@@ -455,11 +456,18 @@ func (a *arena) free() {
 	}
 }
 
-// captureOff is why init could not set up the capture rules, or nil; init
-// has sent its listeners, so it is done with them.
-func (a *arena) captureOff() error {
-	what := binary.NativeEndian.Uint16(a.shared[4:])
-	errno := syscall.Errno(binary.NativeEndian.Uint16(a.shared[6:]))
+// socketOff is the errno of a capture socket init could not make, or 0;
+// init has sent its listeners, so it is done with them.
+func (a *arena) socketOff() syscall.Errno {
+	if binary.NativeEndian.Uint16(a.shared[4:]) == 0 {
+		return 0
+	}
+	return syscall.Errno(binary.NativeEndian.Uint16(a.shared[6:]))
+}
+
+// captureOff is why the capture could not be set up: what failed of it
+// (captureRules, captureRoute) and the kernel's errno; nil for neither.
+func captureOff(what int, errno syscall.Errno) error {
 	switch what {
 	case captureRules:
 		return fmt.Errorf("adding the nftables capture rules: %w; the kernel needs nf_tables with nat and redirect (CONFIG_NFT_NAT, CONFIG_NFT_REDIR, or the nft_nat and nft_redir modules loaded)", errno)

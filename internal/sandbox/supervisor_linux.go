@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stockade-dev/stockade/internal/capture"
 	"github.com/stockade-dev/stockade/internal/mount"
+	"github.com/stockade-dev/stockade/internal/sandboxnet"
 )
 
 // cloneFlags are the namespaces of every sandbox but the cgroup one, which
@@ -184,10 +187,19 @@ func (s *Sandbox) setup(pid int) error {
 			return err
 		}
 	}
+	var captured <-chan error
 	if s.spec.Listen {
-		files, err := s.receive(msgListeners, listenerCount(s.spec))
+		n := listenerCount(s.spec)
+		if s.prog.capture {
+			n += captureSockets
+		}
+		files, err := s.receive(msgListeners, n)
 		if err != nil {
 			return err
+		}
+		if s.prog.capture {
+			captured = s.capture(files[len(files)-captureSockets:])
+			files = files[:len(files)-captureSockets]
 		}
 		if s.opt.OnListeners == nil {
 			for _, f := range files {
@@ -195,9 +207,6 @@ func (s *Sandbox) setup(pid int) error {
 			}
 		} else if err := s.opt.OnListeners(files); err != nil {
 			return err
-		}
-		if err := s.arena.captureOff(); err != nil && s.opt.OnCaptureOff != nil {
-			s.opt.OnCaptureOff(err)
 		}
 	}
 	if _, ok := s.spec.Plan.Feed(); ok {
@@ -231,6 +240,13 @@ func (s *Sandbox) setup(pid int) error {
 			return err
 		}
 	}
+	if captured != nil {
+		// The capture is set up, or is not and the run goes on
+		// without it, before the command can connect anywhere.
+		if err := <-captured; err != nil && s.opt.OnCaptureOff != nil {
+			s.opt.OnCaptureOff(err)
+		}
+	}
 	if s.opt.BeforeCommand != nil {
 		if err := s.opt.BeforeCommand(); err != nil {
 			return err
@@ -241,6 +257,75 @@ func (s *Sandbox) setup(pid int) error {
 		return fmt.Errorf("starting sandbox init: %w", err)
 	}
 	return nil
+}
+
+// capture sends the capture rules, then the route (package capture), on
+// the netlink sockets init made in the sandbox's network namespace and sent
+// with its listeners, while init goes on building the view: the kernel's
+// work on the rules (a table, its chains, and the NAT and connection
+// tracking a redirect needs in a new namespace) is a good part of a
+// millisecond that init no longer waits for. The kernel lets the
+// supervisor change them: a socket opened by a process that had
+// CAP_NET_ADMIN there, written by the owner of the namespace's user
+// namespace, which has every capability in it. The rules go first: a route
+// to everything through lo without them would only turn ENETUNREACH into
+// ECONNREFUSED. Nothing in the sandbox runs before the result is read
+// (setup, before "placed"); the sockets are closed either way, and none
+// ever reaches the command. The channel gives why the capture is off, or
+// nil.
+func (s *Sandbox) capture(socks []*os.File) <-chan error {
+	done := make(chan error, 1)
+	if errno := s.arena.socketOff(); errno != 0 {
+		closeAll(socks)
+		done <- captureOff(captureRules, errno)
+		return done
+	}
+	go func() {
+		defer closeAll(socks)
+		f, _ := hostFacts() // ready: build read it
+		m := capture.Build(sandboxnet.CapturePort, f.ipv6)
+		if testCaptureRules != nil {
+			m.Rules = testCaptureRules(m.Rules)
+		}
+		if e := netlinkDo(socks[0], m.Rules); e != 0 {
+			done <- captureOff(captureRules, e)
+			return
+		}
+		if e := netlinkDo(socks[1], m.Route); e != 0 {
+			done <- captureOff(captureRoute, e)
+			return
+		}
+		done <- nil
+	}()
+	return done
+}
+
+// netlinkDo sends msg on the netlink socket f and returns the error the
+// kernel answered, if any: the kernel processes a request before sendto
+// returns, and answers only a failure (the messages ask no
+// acknowledgement), so a read that would block says it worked.
+func netlinkDo(f *os.File, msg []byte) syscall.Errno {
+	fd := int(f.Fd())
+	if err := unix.Sendto(fd, msg, 0, nil); err != nil {
+		var e syscall.Errno
+		if errors.As(err, &e) {
+			return e
+		}
+		return unix.EIO
+	}
+	var buf [64]byte
+	// struct nlmsghdr (16 bytes), then struct nlmsgerr's error.
+	if n, _, err := unix.Recvfrom(fd, buf[:], unix.MSG_DONTWAIT); err == nil && n >= 20 &&
+		binary.NativeEndian.Uint16(buf[4:]) == unix.NLMSG_ERROR {
+		return syscall.Errno(-int32(binary.NativeEndian.Uint32(buf[16:])))
+	}
+	return 0
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // readSync reads init's messages until EOF: "started", "quiet", or a
