@@ -21,7 +21,13 @@ import (
 // a placeholder of another already there records it as borrowed, and the
 // owner that ends first hands it over rather than removing it from under
 // the other's read-only bind.
-type Records struct{ Dir string }
+type Records struct {
+	Dir string
+	// ExcludeProblem hears what kept stockade from keeping the block of
+	// placeholders in a repository's info/exclude (an *ExcludeError; one
+	// wrapping ErrExcludeSkipped is no fault); nil drops it.
+	ExcludeProblem func(error)
+}
 
 type record struct {
 	PID          int           `json:"pid"`
@@ -183,7 +189,50 @@ func (rs Records) release(id string, r record) error {
 	}
 	err := RemovePlaceholders(remove, rs.Stash())
 	rs.retire(id)
+	rs.syncExcludes(tops(r.Placeholders))
 	return err
+}
+
+// Exclude writes the block of placeholders in the info/exclude of each
+// repository that holds one of ps (see ExcludeBegin), as the records say
+// it is now: called once ps are recorded (Claim), it is off the path of
+// the start. Each release rewrites it in the same way, without them.
+func (rs Records) Exclude(ps []Placeholder) {
+	ts := tops(ps)
+	if len(ts) == 0 {
+		return
+	}
+	unlock, err := rs.lock()
+	if err != nil {
+		rs.excludeProblem(&ExcludeError{Top: ts[0], Err: err})
+		return
+	}
+	defer unlock()
+	rs.syncExcludes(ts)
+}
+
+// syncExcludes makes the block of each work tree in ts name exactly the
+// placeholder files that live records hold there: the block mirrors the
+// records, so each change to them is followed by this, under the lock.
+func (rs Records) syncExcludes(ts []string) {
+	if len(ts) == 0 {
+		return
+	}
+	var live []record
+	for _, r := range rs.others("") {
+		live = append(live, r)
+	}
+	for top, lines := range excludeBlocks(ts, live) {
+		if err := updateExclude(top, lines); err != nil {
+			rs.excludeProblem(&ExcludeError{Top: top, Err: err})
+		}
+	}
+}
+
+func (rs Records) excludeProblem(err error) {
+	if rs.ExcludeProblem != nil {
+		rs.ExcludeProblem(err)
+	}
 }
 
 // overwrite writes b over the start of the file at name, made if missing,
