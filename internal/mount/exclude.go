@@ -33,7 +33,7 @@ var ErrExcludeSkipped = errors.New("the placeholders stay visible to git status 
 var errExcludeOdd = errors.New("its stockade marker lines are not one pair; edit it by hand")
 
 // editExclude returns content with the block holding lines: put in place
-// of the block content has, added at the end when it has none, or taken
+// of the block content has, added at the top when it has none, or taken
 // out with its marker lines when lines is empty. Content without a block
 // and no lines is returned as it is. A file whose marker lines are not
 // exactly one begin line followed by one end line is refused: nothing of
@@ -71,11 +71,11 @@ func editExclude(content []byte, lines []string) ([]byte, error) {
 		if block == nil {
 			return content, nil
 		}
-		out := slices.Clip(content)
-		if len(out) > 0 && out[len(out)-1] != '\n' {
-			out = append(out, '\n')
-		}
-		return append(out, block...), nil
+		// At the top: what follows is the file as it was, byte for byte
+		// (at the end, a last line without a newline would get one that
+		// stays). The order of lines matters to git only for a "!"
+		// pattern, which the user's own .gitignore overrides anyway.
+		return append(block, content...), nil
 	}
 	after := end + len(ExcludeEnd)
 	if after < len(content) {

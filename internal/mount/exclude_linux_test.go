@@ -65,8 +65,8 @@ func TestUpdateExclude(t *testing.T) {
 		if err := updateExclude(top, []string{"/.env", "/CLAUDE.md"}); err != nil {
 			t.Fatal(err)
 		}
-		if got := readString(t, ex); got != userExclude+block {
-			t.Errorf("exclude = %q, want the user's lines and the block", got)
+		if got := readString(t, ex); got != block+userExclude {
+			t.Errorf("exclude = %q, want the block and the user's lines", got)
 		}
 		var st unix.Stat_t
 		unix.Stat(ex, &st)
@@ -252,7 +252,7 @@ func TestRecordsExclude(t *testing.T) {
 		if len(lines) == 0 {
 			return userExclude
 		}
-		return userExclude + ExcludeBegin + "\n" + strings.Join(lines, "\n") + "\n" + ExcludeEnd + "\n"
+		return ExcludeBegin + "\n" + strings.Join(lines, "\n") + "\n" + ExcludeEnd + "\n" + userExclude
 	}
 	a, releaseA, err := rs.Claim("a1", withTop(planned(Config{Workdir: top, Protect: []string{"CLAUDE.md", ".vscode/"}})))
 	if err != nil {

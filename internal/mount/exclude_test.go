@@ -21,8 +21,9 @@ func TestEditExclude(t *testing.T) {
 		odd      bool
 	}{
 		{name: "add to empty", lines: []string{"/.env"}, want: b + "/.env\n" + e},
-		{name: "add after user lines", in: user, lines: []string{"/.env", "/CLAUDE.md"}, want: user + b + "/.env\n/CLAUDE.md\n" + e},
-		{name: "add after a last line without newline", in: "*.log", lines: []string{"/.env"}, want: "*.log\n" + b + "/.env\n" + e},
+		{name: "add before user lines", in: user, lines: []string{"/.env", "/CLAUDE.md"}, want: b + "/.env\n/CLAUDE.md\n" + e + user},
+		{name: "add before a last line without newline", in: "*.log", lines: []string{"/.env"}, want: b + "/.env\n" + e + "*.log"},
+		{name: "remove before a last line without newline", in: b + "/.env\n" + e + "*.log", want: "*.log"},
 		{name: "nothing to add or remove", in: user, want: user},
 		{name: "replace in place", in: user + b + "/.env\n" + e + "tmp/\n", lines: []string{"/CLAUDE.md"}, want: user + b + "/CLAUDE.md\n" + e + "tmp/\n"},
 		{name: "remove", in: user + b + "/.env\n" + e, want: user},
@@ -37,7 +38,7 @@ func TestEditExclude(t *testing.T) {
 		{name: "two blocks", in: b + e + user + b + e, odd: true},
 		{name: "two begins", in: b + user + b + e, odd: true},
 		{name: "a marker with trailing space is a user line", in: user + ExcludeBegin + " \n", lines: []string{"/.env"},
-			want: user + ExcludeBegin + " \n" + b + "/.env\n" + e},
+			want: b + "/.env\n" + e + user + ExcludeBegin + " \n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := editExclude([]byte(tc.in), tc.lines)
