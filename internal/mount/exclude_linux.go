@@ -9,16 +9,12 @@ import (
 	"io"
 	"os"
 	"path"
-	"strconv"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/beneath"
 	"github.com/stockade-dev/stockade/internal/gitguard"
 )
-
-var excludeSeq atomic.Uint64
 
 // updateExclude makes the block in the info/exclude of the repository
 // whose work tree is at top hold lines (none: no block).
@@ -29,10 +25,11 @@ var excludeSeq atomic.Uint64
 // following a symlink (package beneath), a ".git" file is followed only
 // to a directory below top (gitguard.GitDir), and an exclude that is not
 // a regular file, has another name (a hard link), or is bigger than
-// maxExclude is left alone. The new content is written to a new file
-// beside it, with its mode and owner, and renamed over it: a reader
-// sees the old file or the new one. If the file changed while it was
-// read (the user, the command), that is done again.
+// maxExclude is left alone. The new content is written to the spare file
+// beside it (excludeSpare), with its mode and owner, and the two are
+// swapped with one rename: a reader sees the old file or the new one. If
+// the file changed while it was read (the user, the command), that is
+// done again.
 func updateExclude(top string, lines []string) error {
 	root, err := beneath.OpenRoot(top)
 	if err != nil {
@@ -65,18 +62,27 @@ func updateExclude(top string, lines []string) error {
 // errExcludeRaced: the file changed between its reading and the rename.
 var errExcludeRaced = errors.New("changed meanwhile")
 
+// excludeSpare is the file beside info/exclude that the new content is
+// written to before the two are swapped (renameat2 RENAME_EXCHANGE): it
+// then holds what exclude held, and is written over the next time. A new
+// file each time, renamed over exclude, made and freed an inode per edit,
+// two per run: 160 µs each on ext4, where the swap takes 5. Deleting it
+// is always safe.
+const excludeSpare = "exclude.stockade-spare"
+
 // rewriteExclude is one attempt of updateExclude in the info directory.
 func rewriteExclude(info *beneath.Root, lines []string) error {
-	var dirSt unix.Stat_t
-	if err := unix.Fstat(info.Fd(), &dirSt); err != nil {
-		return os.NewSyscallError("fstat", err)
-	}
 	old, st, err := readExclude(info)
-	if errors.Is(err, unix.ENOENT) {
+	missing := errors.Is(err, unix.ENOENT)
+	if missing {
 		if len(lines) == 0 {
 			return nil
 		}
 		// A new file: the info directory's owner's, as git would make it.
+		var dirSt unix.Stat_t
+		if err := unix.Fstat(info.Fd(), &dirSt); err != nil {
+			return os.NewSyscallError("fstat", err)
+		}
 		st = unix.Stat_t{Mode: unix.S_IFREG | 0o644, Uid: dirSt.Uid, Gid: dirSt.Gid}
 	} else if err != nil {
 		return err
@@ -85,42 +91,70 @@ func rewriteExclude(info *beneath.Root, lines []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", info.Join("exclude"), err)
 	}
-	if st.Ino != 0 && bytes.Equal(content, old) {
+	if !missing && bytes.Equal(content, old) {
 		return nil
 	}
-	tmp := "exclude.stockade-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(excludeSeq.Add(1), 10) + ".tmp"
-	f, err := info.OpenFile(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
-	if err != nil {
+	if err := writeSpare(info, content, st); err != nil {
 		return err
 	}
-	_, err = f.Write(content)
-	if err == nil && (st.Uid != uint32(os.Geteuid()) || st.Gid != uint32(os.Getegid())) {
-		err = f.Chown(int(st.Uid), int(st.Gid)) // as root, in a user's repository
+	// What was read must still be there: the swap would put a change
+	// made meanwhile in the spare.
+	now, err := info.Lstat("exclude")
+	switch {
+	case missing && !errors.Is(err, unix.ENOENT):
+		return errExcludeRaced
+	case missing:
+		return info.Rename(excludeSpare, "exclude", unix.RENAME_NOREPLACE)
+	case err != nil || now.Ino != st.Ino || now.Size != st.Size || now.Mtim != st.Mtim || now.Ctim != st.Ctim:
+		return errExcludeRaced
 	}
+	return info.Rename(excludeSpare, "exclude", unix.RENAME_EXCHANGE)
+}
+
+// writeSpare makes the spare in info hold content, with the mode and
+// owner of st. A spare that is not a regular file with one name (the
+// command may have put anything there) is removed, never written
+// through, and a new one made.
+func writeSpare(info *beneath.Root, content []byte, st unix.Stat_t) error {
+	f, err := info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	var have unix.Stat_t
 	if err == nil {
-		err = f.Chmod(os.FileMode(st.Mode & 0o7777)) // after chown, which drops setgid
+		if err = unix.Fstat(int(f.Fd()), &have); err == nil && (have.Mode&unix.S_IFMT != unix.S_IFREG || have.Nlink != 1) {
+			err = unix.EEXIST
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		if !errors.Is(err, unix.ENOENT) {
+			if err := info.Remove(excludeSpare); err != nil {
+				return err
+			}
+		}
+		if f, err = info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600); err != nil {
+			return err
+		}
+		have = unix.Stat_t{Mode: unix.S_IFREG | 0o600, Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
+	}
+	_, err = f.WriteAt(content, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(content)))
+	}
+	if err == nil && (have.Uid != st.Uid || have.Gid != st.Gid) {
+		err = f.Chown(int(st.Uid), int(st.Gid)) // as root, in a user's repository
+		have.Mode &^= unix.S_ISUID | unix.S_ISGID // which chown drops
+	}
+	if err == nil && have.Mode&0o777 != st.Mode&0o777 {
+		err = f.Chmod(os.FileMode(st.Mode & 0o777)) // the bits git's file has
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		// What was read must still be there: the rename would drop a
-		// change made meanwhile.
-		now, serr := info.Lstat("exclude")
-		switch {
-		case st.Ino == 0 && !errors.Is(serr, unix.ENOENT):
-			err = errExcludeRaced
-		case st.Ino != 0 && (serr != nil || now.Ino != st.Ino || now.Size != st.Size || now.Mtim != st.Mtim || now.Ctim != st.Ctim):
-			err = errExcludeRaced
-		}
-	}
-	if err == nil {
-		err = info.Rename(tmp, "exclude", 0)
-	}
 	if err != nil {
-		info.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", info.Join(excludeSpare), err)
 	}
-	return err
+	return nil
 }
 
 // readExclude reads the exclude file in info, refusing what stockade must

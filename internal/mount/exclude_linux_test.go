@@ -79,9 +79,43 @@ func TestUpdateExclude(t *testing.T) {
 		if got := readString(t, ex); got != userExclude {
 			t.Errorf("after removal: %q, want the user's lines as they were", got)
 		}
-		if ents, _ := os.ReadDir(filepath.Dir(ex)); len(ents) != 1 {
-			t.Errorf("info holds %v, want exclude alone", ents)
+		if ents, _ := os.ReadDir(filepath.Dir(ex)); len(ents) != 2 || ents[1].Name() != excludeSpare {
+			t.Errorf("info holds %v, want exclude and the spare", ents)
 		}
+	}
+}
+
+// TestUpdateExcludeSpare: whatever the command left at the spare's name
+// is replaced, never written through: a symlink, another name of a file
+// (a hard link), a directory.
+func TestUpdateExcludeSpare(t *testing.T) {
+	for name, setup := range map[string]func(spare, victim string) error{
+		"symlink":   func(spare, victim string) error { return os.Symlink(victim, spare) },
+		"hard link": func(spare, victim string) error { return os.Link(victim, spare) },
+		"directory": func(spare, victim string) error { return os.Mkdir(spare, 0o755) },
+		"FIFO":      func(spare, victim string) error { return unix.Mkfifo(spare, 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			top := repo(t)
+			ex := filepath.Join(top, ".git", "info", "exclude")
+			victim := filepath.Join(top, "victim")
+			if name == "symlink" {
+				victim = filepath.Join(t.TempDir(), "victim")
+			}
+			os.WriteFile(victim, []byte("mine\n"), 0o644)
+			if err := setup(filepath.Join(top, ".git", "info", excludeSpare), victim); err != nil {
+				t.Fatal(err)
+			}
+			if err := updateExclude(top, []string{"/.env"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := readString(t, ex); got != ExcludeBegin+"\n/.env\n"+ExcludeEnd+"\n"+userExclude {
+				t.Errorf("exclude = %q", got)
+			}
+			if got := readString(t, victim); got != "mine\n" {
+				t.Errorf("the file the spare named now holds %q", got)
+			}
+		})
 	}
 }
 
@@ -288,4 +322,34 @@ func TestRecordsExclude(t *testing.T) {
 		t.Errorf("after the sweep: %q, want the user's lines alone", got)
 	}
 	_ = releaseB
+}
+
+// BenchmarkRecordsExclude: what the block costs a run: one claim, its
+// block written, and the release that removes both, against the same
+// without a repository (bench/README.md has the start-up budget).
+func BenchmarkRecordsExclude(b *testing.B) {
+	for _, inRepo := range []bool{false, true} {
+		b.Run(map[bool]string{false: "no-repo", true: "repo"}[inRepo], func(b *testing.B) {
+			top := b.TempDir()
+			os.MkdirAll(filepath.Join(top, ".git", "info"), 0o755)
+			os.WriteFile(filepath.Join(top, ".git", "info", "exclude"), []byte(userExclude), 0o644)
+			rs := Records{Dir: b.TempDir(), ExcludeProblem: func(err error) { b.Fatal(err) }}
+			ps := Split(ScanTrees(Config{Workdir: top, Protect: []string{"CLAUDE.md", "AGENTS.md", ".env", ".vscode/"}}, OS{}).Missing)
+			if inRepo {
+				for i := range ps {
+					ps[i].Top = top
+				}
+			}
+			for b.Loop() {
+				made, release, err := rs.Claim("bench1", ps)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rs.Exclude(made)
+				if err := release(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -187,9 +188,16 @@ func (rs Records) release(id string, r record) error {
 		}
 		remove = append(remove, ph)
 	}
+	// The blocks of git's excludes go first, beside the removal (both
+	// wait on the filesystem): should this process be killed before the
+	// record is retired, the next start's sweep does it all again.
+	var wg sync.WaitGroup
+	if ts := tops(r.Placeholders); len(ts) > 0 {
+		wg.Go(func() { rs.syncExcludes(ts, id) })
+	}
 	err := RemovePlaceholders(remove, rs.Stash())
+	wg.Wait()
 	rs.retire(id)
-	rs.syncExcludes(tops(r.Placeholders))
 	return err
 }
 
@@ -208,18 +216,16 @@ func (rs Records) Exclude(ps []Placeholder) {
 		return
 	}
 	defer unlock()
-	rs.syncExcludes(ts)
+	rs.syncExcludes(ts, "")
 }
 
 // syncExcludes makes the block of each work tree in ts name exactly the
-// placeholder files that live records hold there: the block mirrors the
-// records, so each change to them is followed by this, under the lock.
-func (rs Records) syncExcludes(ts []string) {
-	if len(ts) == 0 {
-		return
-	}
+// placeholder files that live records other than the one of going hold
+// there: the block mirrors the records, so each change to them comes with
+// this, under the lock.
+func (rs Records) syncExcludes(ts []string, going string) {
 	var live []record
-	for _, r := range rs.others("") {
+	for _, r := range rs.others(going) {
 		live = append(live, r)
 	}
 	for top, lines := range excludeBlocks(ts, live) {
