@@ -142,7 +142,7 @@ func writeSpare(info *beneath.Root, content []byte, st unix.Stat_t) error {
 		err = f.Truncate(int64(len(content)))
 	}
 	if err == nil && (have.Uid != st.Uid || have.Gid != st.Gid) {
-		err = f.Chown(int(st.Uid), int(st.Gid)) // as root, in a user's repository
+		err = f.Chown(int(st.Uid), int(st.Gid))   // as root, in a user's repository
 		have.Mode &^= unix.S_ISUID | unix.S_ISGID // which chown drops
 	}
 	if err == nil && have.Mode&0o777 != st.Mode&0o777 {
