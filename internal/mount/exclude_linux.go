@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 
@@ -47,7 +48,7 @@ func updateExclude(top string, lines []string) error {
 		return fmt.Errorf("%w: %s has no info directory", ErrExcludeSkipped, root.Join(gitdir))
 	}
 	if err != nil {
-		return err
+		return symlinkSaid(err)
 	}
 	defer info.Close()
 	for range 3 {
@@ -85,7 +86,7 @@ func rewriteExclude(info *beneath.Root, lines []string) error {
 		}
 		st = unix.Stat_t{Mode: unix.S_IFREG | 0o644, Uid: dirSt.Uid, Gid: dirSt.Gid}
 	} else if err != nil {
-		return err
+		return symlinkSaid(err)
 	}
 	content, err := editExclude(old, lines)
 	if err != nil {
@@ -155,6 +156,15 @@ func writeSpare(info *beneath.Root, content []byte, st unix.Stat_t) error {
 		return fmt.Errorf("writing %s: %w", info.Join(excludeSpare), err)
 	}
 	return nil
+}
+
+// symlinkSaid turns the refusal of a symlink into what it means here.
+func symlinkSaid(err error) error {
+	var pe *fs.PathError
+	if beneath.IsLoop(err) && errors.As(err, &pe) {
+		return fmt.Errorf("%s is a symlink, or lies in one, which stockade does not follow; replace it with the file it names", pe.Path)
+	}
+	return err
 }
 
 // readExclude reads the exclude file in info, refusing what stockade must
