@@ -180,3 +180,42 @@ func TestHostGitLeavesPlaceholdersOut(t *testing.T) {
 	}
 	clean("after the killed session's placeholders were swept")
 }
+
+// TestHostGitExcludeRW: a --rw tree in a repository of its own gets the
+// block in that repository's info/exclude while the run holds
+// placeholders there, and loses it at the end; a workdir in no
+// repository gets none.
+func TestHostGitExcludeRW(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is missing (scripts/test.sh installs it)")
+	}
+	e := newEnv(t)
+	rw := filepath.Join(filepath.Dir(e.home), "other")
+	if err := os.MkdirAll(rw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "init", "-q", rw)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	exclude := filepath.Join(rw, ".git", "info", "exclude")
+	before, err := os.ReadFile(exclude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("", nil, "run", "--log-level", "error", "--rw", rw, "--", "sh", "-c", "cat "+exclude+"; git -C "+rw+" status --porcelain --untracked-files=all")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, mount.ExcludeBegin+"\n/") || !strings.Contains(r.stdout, "\n/CLAUDE.md\n") ||
+		!strings.HasSuffix(r.stdout, mount.ExcludeEnd+"\n"+string(before)) {
+		t.Errorf("during the run, the --rw tree's info/exclude was:\n%s", r.stdout)
+	}
+	if got, _ := os.ReadFile(exclude); string(got) != string(before) {
+		t.Errorf("after the run, info/exclude is:\n%q\nwant:\n%q", got, before)
+	}
+	if _, err := os.Lstat(filepath.Join(e.workdir, ".git")); err == nil {
+		t.Error("a .git appeared in the workdir")
+	}
+}
