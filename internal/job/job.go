@@ -388,16 +388,21 @@ func prepare(j Job, h Hooks) *prepared {
 		return err
 	}
 	exclude := func(err error) {
-		if err == nil && inRepo {
+		if err == nil {
 			records.Exclude(pr.placeholders)
 		}
 		close(pr.excluded)
+	}
+	if !inRepo {
+		close(pr.excluded) // nothing to write, nothing to wait for
 	}
 	if h.Snapshot {
 		// The snapshot covers the placeholders, so they come first.
 		pr.err = claim()
 		pr.made <- nil
-		go exclude(pr.err)
+		if inRepo {
+			go exclude(pr.err)
+		}
 		if pr.err != nil {
 			return pr
 		}
@@ -415,7 +420,9 @@ func prepare(j Job, h Hooks) *prepared {
 		go func() {
 			err := claim()
 			pr.made <- err
-			exclude(err)
+			if inRepo {
+				exclude(err)
+			}
 		}()
 	}
 	pr.scan = sc
