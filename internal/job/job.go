@@ -296,6 +296,7 @@ type prepared struct {
 	madeOnce     sync.Once
 	madeErr      error
 	placeholders []mount.Placeholder
+	excluded     chan struct{} // closed once the hosts' info/exclude name them (or need not)
 	git          *gitguard.Guard
 	gitErr       error
 	gitRecorded  chan struct{} // closed once gitguard.Before returned
@@ -321,10 +322,10 @@ type prepared struct {
 
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
-	pr := &prepared{warn: h.Warn, release: func() error { return nil }, done: make(chan struct{}), restored: h.Restored,
+	pr := &prepared{warn: h.Warn, release: func() error { return nil }, done: make(chan struct{}), restored: h.Restored, excluded: make(chan struct{}),
 		made: make(chan error, 1), id: j.ID, onFinding: h.OnFinding}
 	// Placeholders a killed stockade could not remove are removed now.
-	records := mount.Records{Dir: j.Records}
+	records := mount.Records{Dir: j.Records, ExcludeProblem: excludeProblem(h)}
 	if err := records.Sweep(); err != nil {
 		h.Warn("%v", err)
 	}
@@ -345,11 +346,13 @@ func prepare(j Job, h Hooks) *prepared {
 	sc := mount.ScanTrees(pr.mountCfg, mount.OS{})
 	if sc.Err != nil {
 		pr.made <- nil
+		close(pr.excluded)
 		pr.err = fmt.Errorf("planning the filesystem view: %w", sc.Err)
 		return pr
 	}
 	if len(sc.Links) > 0 {
 		pr.made <- nil
+		close(pr.excluded)
 		pr.err = fmt.Errorf("planning the filesystem view: %w", &mount.LinkError{Paths: sc.Links})
 		return pr
 	}
@@ -366,12 +369,17 @@ func prepare(j Job, h Hooks) *prepared {
 	}
 	// git inside leaves the placeholders out: they are not the agent's
 	// files to add (see mount.GitExclude).
-	if top := workTreeTop(p.Workdir); top != "" {
+	top := workTreeTop(p.Workdir)
+	if top != "" {
 		if ex := mount.GitExclude(top, planned); ex != "" {
 			cfg.GitExclude = ex
 			cfg.Env = excludesFileEnv(cfg.Env, mount.GitExcludePath)
 		}
 	}
+	// So does git on the host, through the repositories' info/exclude,
+	// written once they are made (Records.Exclude): the command waits
+	// for it (recorded), init does not.
+	inRepo := setTops(planned, p.Workdir, top)
 	claim := func() error {
 		ps, release, err := records.Claim(j.ID, planned)
 		if err == nil {
@@ -379,10 +387,22 @@ func prepare(j Job, h Hooks) *prepared {
 		}
 		return err
 	}
+	exclude := func(err error) {
+		if err == nil {
+			records.Exclude(pr.placeholders)
+		}
+		close(pr.excluded)
+	}
+	if !inRepo {
+		close(pr.excluded) // nothing to write, nothing to wait for
+	}
 	if h.Snapshot {
 		// The snapshot covers the placeholders, so they come first.
 		pr.err = claim()
 		pr.made <- nil
+		if inRepo {
+			go exclude(pr.err)
+		}
 		if pr.err != nil {
 			return pr
 		}
@@ -397,7 +417,13 @@ func prepare(j Job, h Hooks) *prepared {
 		pr.snap = snap
 	} else {
 		// Plan as if they existed, and make them meanwhile.
-		go func() { pr.made <- claim() }()
+		go func() {
+			err := claim()
+			pr.made <- err
+			if inRepo {
+				exclude(err)
+			}
+		}()
 	}
 	pr.scan = sc
 	if h.GitChecked != nil {
@@ -430,6 +456,7 @@ func (pr *prepared) ready() error {
 // recorded waits until the git metadata is recorded: the command may
 // start then.
 func (pr *prepared) recorded() error {
+	<-pr.excluded
 	if pr.gitRecorded != nil {
 		<-pr.gitRecorded
 	}
@@ -462,6 +489,7 @@ func (pr *prepared) removeSoon() {
 			if pr.err == nil {
 				wg.Go(func() { pr.findings = pr.created() })
 			}
+			<-pr.excluded // its write is done before the release's
 			pr.releaseErr = pr.release()
 			if pr.err == nil {
 				pr.checkGit()
@@ -603,6 +631,51 @@ func serveListeners(files []*os.File, fn func(Listeners)) ([]io.Closer, error) {
 		fn(ls)
 	}
 	return closers, nil
+}
+
+// setTops sets the Top of each placeholder in planned to the top of the
+// git work tree that holds it on the host (the workdir's is top), and
+// reports whether any is in one.
+func setTops(planned []mount.Placeholder, workdir, top string) bool {
+	tops := map[string]string{workdir: top}
+	in := false
+	for i, ph := range planned {
+		t, ok := tops[ph.Root]
+		if !ok {
+			t = workTreeTop(ph.Root)
+			tops[ph.Root] = t
+		}
+		planned[i].Top = t
+		in = in || t != ""
+	}
+	return in
+}
+
+// excludeProblem reports what kept a repository's info/exclude from
+// leaving the placeholders out: a warning, once per repository, or a
+// debug line when that is no fault (mount.ErrExcludeSkipped).
+func excludeProblem(h Hooks) func(error) {
+	var mu sync.Mutex
+	said := map[string]bool{}
+	return func(err error) {
+		var ee *mount.ExcludeError
+		key := err.Error()
+		if errors.As(err, &ee) {
+			key = ee.Top
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if said[key] {
+			return
+		}
+		said[key] = true
+		switch {
+		case !errors.Is(err, mount.ErrExcludeSkipped):
+			h.Warn("%v", err)
+		case h.Debug != nil:
+			h.Debug("git exclude", err.Error())
+		}
+	}
 }
 
 // workTreeTop is the directory at or above workdir that holds a .git (a

@@ -25,6 +25,10 @@ type Placeholder struct {
 	Root string `json:"root"`
 	Dir  bool   `json:"dir"`
 	Ino  uint64 `json:"ino"`
+	// Top is the top of the git work tree on the host that holds the
+	// placeholder, "" when none: while it is recorded, that repository's
+	// info/exclude leaves it out (see Records.Exclude).
+	Top string `json:"top,omitempty"`
 	// Borrowed: another sandbox of the same project made it a moment
 	// earlier; that one removes it, or hands it over (see Records).
 	Borrowed bool `json:"borrowed,omitempty"`
@@ -65,7 +69,7 @@ func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 		if errors.Is(err, fs.ErrExist) {
 			// Another sandbox of this project was quicker: share its.
 			if st, lerr := lstatPlaceholder(p, dirs); lerr == nil && st.dir == p.Dir {
-				made = append(made, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino, Borrowed: true})
+				made = append(made, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Top: p.Top, Ino: st.ino, Borrowed: true})
 				continue
 			}
 		}
@@ -73,6 +77,7 @@ func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
 			RemovePlaceholders(made, stash)
 			return nil, fmt.Errorf("creating placeholder for protected path %s: %w", p.Path, err)
 		}
+		ph.Top = p.Top
 		made = append(made, ph)
 	}
 	return made, nil
@@ -130,7 +135,17 @@ const GitExcludePath = "/run/stockade/git-exclude"
 // and CLAUDE.md. Placeholders outside top, or in a .git directory, are
 // left out of it; "" when none is left.
 func GitExclude(top string, ps []Placeholder) string {
-	var b strings.Builder
+	lines := excludeLines(top, ps)
+	if len(lines) == 0 {
+		return ""
+	}
+	return "# stockade: the placeholders of protected paths this sandbox holds.\n" + strings.Join(lines, "\n") + "\n"
+}
+
+// excludeLines are the gitignore patterns, anchored at top, of the
+// placeholders ps in top's work tree (see GitExclude), in the order of ps.
+func excludeLines(top string, ps []Placeholder) []string {
+	var out []string
 	for _, p := range ps {
 		rel, err := filepath.Rel(top, p.Path)
 		if err != nil || rel == "." || strings.HasPrefix(rel, "../") || rel == ".." {
@@ -139,6 +154,7 @@ func GitExclude(top string, ps []Placeholder) string {
 		if slices.Contains(strings.Split(rel, "/"), ".git") {
 			continue
 		}
+		var b strings.Builder
 		b.WriteString("/")
 		for _, c := range rel {
 			if strings.ContainsRune(`\*?[!# `, c) {
@@ -149,12 +165,9 @@ func GitExclude(top string, ps []Placeholder) string {
 		if p.Dir {
 			b.WriteString("/")
 		}
-		b.WriteString("\n")
+		out = append(out, b.String())
 	}
-	if b.Len() == 0 {
-		return ""
-	}
-	return "# stockade: the placeholders of protected paths this sandbox holds.\n" + b.String()
+	return out
 }
 
 // placeholderContent is what a placeholder at p holds.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +22,13 @@ import (
 // a placeholder of another already there records it as borrowed, and the
 // owner that ends first hands it over rather than removing it from under
 // the other's read-only bind.
-type Records struct{ Dir string }
+type Records struct {
+	Dir string
+	// ExcludeProblem hears what kept stockade from keeping the block of
+	// placeholders in a repository's info/exclude (an *ExcludeError; one
+	// wrapping ErrExcludeSkipped is no fault); nil drops it.
+	ExcludeProblem func(error)
+}
 
 type record struct {
 	PID          int           `json:"pid"`
@@ -181,9 +188,57 @@ func (rs Records) release(id string, r record) error {
 		}
 		remove = append(remove, ph)
 	}
+	// The blocks of git's excludes go first, beside the removal (both
+	// wait on the filesystem): should this process be killed before the
+	// record is retired, the next start's sweep does it all again.
+	var wg sync.WaitGroup
+	if ts := tops(r.Placeholders); len(ts) > 0 {
+		wg.Go(func() { rs.syncExcludes(ts, id) })
+	}
 	err := RemovePlaceholders(remove, rs.Stash())
+	wg.Wait()
 	rs.retire(id)
 	return err
+}
+
+// Exclude writes the block of placeholders in the info/exclude of each
+// repository that holds one of ps (see ExcludeBegin), as the records say
+// it is now: called once ps are recorded (Claim), it is off the path of
+// the start. Each release rewrites it in the same way, without them.
+func (rs Records) Exclude(ps []Placeholder) {
+	ts := tops(ps)
+	if len(ts) == 0 {
+		return
+	}
+	unlock, err := rs.lock()
+	if err != nil {
+		rs.excludeProblem(&ExcludeError{Top: ts[0], Err: err})
+		return
+	}
+	defer unlock()
+	rs.syncExcludes(ts, "")
+}
+
+// syncExcludes makes the block of each work tree in ts name exactly the
+// placeholder files that live records other than the one of going hold
+// there: the block mirrors the records, so each change to them comes with
+// this, under the lock.
+func (rs Records) syncExcludes(ts []string, going string) {
+	var live []record
+	for _, r := range rs.others(going) {
+		live = append(live, r)
+	}
+	for top, lines := range excludeBlocks(ts, live) {
+		if err := updateExclude(top, lines); err != nil {
+			rs.excludeProblem(&ExcludeError{Top: top, Err: err})
+		}
+	}
+}
+
+func (rs Records) excludeProblem(err error) {
+	if rs.ExcludeProblem != nil {
+		rs.ExcludeProblem(err)
+	}
 }
 
 // overwrite writes b over the start of the file at name, made if missing,

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/stockade-dev/stockade/internal/mount"
 )
 
 // gitRows: git metadata that would make the user's own git run a program of
@@ -63,6 +65,55 @@ var gitRows = []row{
 		args: sh(`mkdir -p {work}/tools/.git/objects {work}/tools/.git/refs/heads && echo 'ref: refs/heads/main' > {work}/tools/.git/HEAD && ` +
 			monitor("{work}/tools/.git/config") + `; echo done`),
 		want: "done", check: gitStaysInert("tools")},
+	// The host's info/exclude, where stockade keeps the placeholders of
+	// running sessions out of git status, replaced by a symlink to a file
+	// of the user's that holds a block: at the end, stockade neither
+	// reads it (its content would land in the project) nor writes through
+	// it; it is left alone.
+	{name: "git_exclude_symlink", setup: gitRepo(excludeVictim),
+		args: sh(`rm -f {work}/.git/info/exclude && ln -s {spare}/victim {work}/.git/info/exclude; echo done`),
+		want: "done", check: excludeLeftAlone(".git/info/exclude")},
+	// The spare stockade writes the new exclude into, planted as a
+	// symlink to a file of the user's: replaced, never written through
+	// (the fixture's snapshot of {spare} says so).
+	{name: "git_exclude_spare_symlink", setup: gitRepo(excludeVictim),
+		args: sh(`ln -sf {spare}/victim {work}/.git/info/exclude.stockade-spare; echo done`),
+		want: "done", check: excludeLeftAlone("")},
+}
+
+// victimSecret is in a file of the user's outside the project that looks
+// like an info/exclude with stockade's block.
+const victimSecret = "# the user's secret\n"
+
+func excludeVictim(fx *fixture) error {
+	return fx.writeFile("spare/victim", mount.ExcludeBegin+"\n/CLAUDE.md\n"+mount.ExcludeEnd+"\n"+victimSecret, 0o644)
+}
+
+// excludeLeftAlone checks that the workdir's link, if any, is still the
+// symlink the command made, and that nothing in .git/info holds what the
+// user's file outside the project holds.
+func excludeLeftAlone(link string) func(fx *fixture) error {
+	return func(fx *fixture) error {
+		if link != "" {
+			if fi, err := os.Lstat(filepath.Join(fx.work, link)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				return fmt.Errorf("%s is no longer the symlink the command made (%v)", link, err)
+			}
+		}
+		info := filepath.Join(fx.work, ".git", "info")
+		ents, err := os.ReadDir(info)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			if b, _ := os.ReadFile(filepath.Join(info, e.Name())); strings.Contains(string(b), victimSecret) {
+				return fmt.Errorf("%s holds the content of a file outside the project:\n%s", e.Name(), b)
+			}
+		}
+		return nil
+	}
 }
 
 // monitor is the shell command that adds a core.fsmonitor leaving the
