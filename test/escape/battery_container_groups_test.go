@@ -32,22 +32,8 @@ func containerGroups(t *testing.T, ru runner, host *hostSide, rows []row) [][]ro
 	paths := make([]rowPaths, len(rows))
 	alone := make([]bool, len(rows))
 	for i, r := range rows {
-		fx := newFixture(t, ru, host, "scratch")
 		if r.setup != nil && (!r.needsRoot || os.Geteuid() == 0) {
-			if err := r.setup(fx); err != nil {
-				alone[i] = true
-			}
-		}
-		after := treeOf(t, fx)
-		for p, d := range after {
-			if base[p] != d {
-				paths[i].changed = append(paths[i].changed, p)
-			}
-		}
-		for p := range base {
-			if _, ok := after[p]; !ok {
-				paths[i].changed = append(paths[i].changed, p)
-			}
+			paths[i].changed, alone[i] = setupChanges(t, ru, host, r, base)
 		}
 		paths[i].touched = append(paths[i].touched, paths[i].changed...)
 		for _, a := range r.args {
@@ -59,7 +45,6 @@ func containerGroups(t *testing.T, ru runner, host *hostSide, rows []row) [][]ro
 				paths[i].touched = append(paths[i].touched, filepath.Clean(root+m[2]))
 			}
 		}
-		os.RemoveAll(fx.base)
 	}
 	var groups [][]int
 	for i := range rows {
@@ -94,7 +79,29 @@ func containerGroups(t *testing.T, ru runner, host *hostSide, rows []row) [][]ro
 	return out
 }
 
+// setupChanges runs r's setup on a scratch fixture and lists the paths it
+// changed from base; failed says the setup failed.
+func setupChanges(t *testing.T, ru runner, host *hostSide, r row, base map[string]string) (changed []string, failed bool) {
+	fx := newFixture(t, ru, host, "scratch")
+	defer os.RemoveAll(fx.base)
+	failed = r.setup(fx) != nil
+	after := treeOf(t, fx)
+	for p, d := range after {
+		if base[p] != d {
+			changed = append(changed, p)
+		}
+	}
+	for p := range base {
+		if _, ok := after[p]; !ok {
+			changed = append(changed, p)
+		}
+	}
+	return changed, failed
+}
+
 // conflict: a's setup changes a path b touches, itself, above or below it.
+// A row that names a fixture's top directory ({work} as a mount point, or
+// a shell's cd before relative names) clashes with every change in it.
 func conflict(a, b rowPaths) bool {
 	for _, p := range a.changed {
 		for _, q := range b.touched {
