@@ -282,6 +282,11 @@ func runInContainer(t *testing.T, ru runner, host *hostSide, all []row, name str
 		t.Errorf("%s: no row ran (exit %d)\nstdout: %s\nstderr: %s", name, res.code, res.stdout, res.stderr)
 		return
 	}
+	if res.code != 0 {
+		t.Errorf("%s: the sandbox exited %d\nstderr: %s", name, res.code, res.stderr)
+	}
+	// The rows that must work write the workdir: what no row may change
+	// is the rest of the fixture and the workdir's guarded paths.
 	after, err := fx.snapshot(false)
 	if err != nil {
 		t.Fatal(err)
