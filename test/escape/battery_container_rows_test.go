@@ -143,7 +143,8 @@ var inContainerWant = map[string]containerCase{
 	// seccomp.OCI renders the sandbox's profile for the runtime and
 	// denies more, never less: an allowed exception to a denied family
 	// (FS_IOC_FSGETXATTR) is dropped, and personality is denied but for
-	// PER_LINUX, its query included. Not an escape; work to do.
+	// PER_LINUX, its query included. A must-work gap of containers, not
+	// an escape: a fix of seccomp.OCI changes these two lines.
 	"work_ioctl_fsgetxattr":  {want: "DENIED EPERM", why: "seccomp.OCI drops the exception that allows FS_IOC_FSGETXATTR"},
 	"work_personality_query": {want: "DENIED EPERM", why: "seccomp.OCI denies personality but PER_LINUX"},
 }
