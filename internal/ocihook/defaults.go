@@ -12,11 +12,18 @@ var DefaultCaps = []string{
 }
 
 // MaskedPaths are hidden in every container (an empty file or directory is
-// mounted over them): kernel memory, keys, timers and firmware.
+// mounted over them): kernel memory, keys, timers and firmware, and what
+// the sandbox's own /proc masks (mount.ProcMasks: symbol addresses, modules,
+// slab and page information an exploit starts from), so that a container
+// sees no more of the kernel than the command does (TestBatteryInContainer:
+// read_kallsyms). A path this kernel does not have is skipped by the runtime.
 var MaskedPaths = []string{
 	"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
 	"/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
 	"/sys/devices/virtual/powercap", "/sys/firmware",
+	"/proc/kallsyms", "/proc/key-users", "/proc/modules", "/proc/devices", "/proc/diskstats",
+	"/proc/partitions", "/proc/version", "/proc/config.gz", "/proc/kpagecount", "/proc/kpageflags",
+	"/proc/kpagecgroup", "/proc/vmallocinfo", "/proc/slabinfo", "/proc/driver",
 }
 
 // ReadonlyPaths are read-only in every container: the kernel's knobs.

@@ -11,6 +11,12 @@
 // Every row runs as the invoking user and, when the tests run as root, again as the
 // unprivileged user stockade-test (subtests root/NAME and user/NAME).
 //
+// TestBatteryInContainer runs the rows once more from inside a container that the
+// engine of `stockade run --containers` starts, the workdir bound at its own path:
+// rows share one sandbox, its engine and one container unless their fixtures clash;
+// a row whose answer differs there, or that means nothing there, says why
+// (battery_container_test.go).
+//
 // Environment:
 //
 //	STOCKADE_BIN       a prebuilt stockade binary (default: built from this module)
