@@ -252,7 +252,6 @@ func (s *Sandbox) setup(pid int) error {
 			return err
 		}
 	}
-	s.read.Do(func() { go s.readSync() })
 	if _, err := s.sync.Write([]byte{msgPlaced}); err != nil {
 		return fmt.Errorf("starting sandbox init: %w", err)
 	}
@@ -329,7 +328,10 @@ func closeAll(fs []*os.File) {
 }
 
 // readSync reads init's messages until EOF: "started", "quiet", or a
-// failure report.
+// failure report; without a container engine it stops at "quiet", after
+// which init sends nothing and only exits. Wait calls it, on its own
+// goroutine: a message wakes the thread blocked in read(2) directly, with
+// no hand-off between goroutines, at the command's start and at its end.
 func (s *Sandbox) readSync() {
 	buf := make([]byte, 64)
 	var stepErr *StepError
@@ -356,8 +358,12 @@ func (s *Sandbox) readSync() {
 			// signals to its own domain), so they may still write the
 			// sandbox's files until the kernel tears the pid namespace
 			// down; Wait calls OnQuiet once it has reaped init.
-			if s.opt.OnQuiet != nil && !s.spec.Engine {
-				s.opt.OnQuiet()
+			if !s.spec.Engine {
+				if s.opt.OnQuiet != nil {
+					s.opt.OnQuiet()
+				}
+				s.msg <- stepErr
+				return
 			}
 		case n == 1 && buf[0] == msgStarted:
 			s.started = true
@@ -463,8 +469,8 @@ func (s *Sandbox) Abort(err error) (int, error) {
 func (s *Sandbox) Wait() (int, error) {
 	defer s.sync.Close()
 	defer forwardTo.CompareAndSwap(s.proc, nil)
-	s.read.Do(func() { go s.readSync() })
-	e := <-s.msg // init closed the socket: it is exiting
+	s.read.Do(s.readSync)
+	e := <-s.msg // init said "quiet", or closed the socket: it is exiting
 	if e == nil && s.quiet && !s.spec.Engine {
 		// Every other process of the sandbox is gone and init only exits
 		// now; the kernel's teardown of its namespaces (a few hundred
