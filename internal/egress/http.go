@@ -166,18 +166,37 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, host string, por
 			http.Error(w, "stockade: cannot reach "+dec.Target()+": "+err.Error(), http.StatusBadGateway)
 		},
 	}
+	// The reverse proxy ends the handler with a panic (http.ErrAbortHandler,
+	// which the server swallows) when the response cannot be relayed to
+	// the end, the client having gone: the request is audited all the same,
+	// or an agent could upload and then hang up to leave no trace.
+	defer func() {
+		v := recover()
+		if v != nil && st.err == nil {
+			st.err = errAborted
+			if v != http.ErrAbortHandler {
+				st.err = fmt.Errorf("relaying the response: %v", v)
+			}
+		}
+		var in, out int64
+		if st.conn != nil {
+			// The transport writes the request on a goroutine of its own and
+			// may hand over the response before that write has returned and
+			// been counted (which logged forwards with 0 bytes out): end the
+			// connection, then wait for the writes and reads still in flight.
+			p.release(st.conn.Conn)
+			in, out = st.conn.settle()
+		}
+		p.auditConn("http", dec, st.addr, in, out, start, st.err)
+		if v != nil {
+			panic(v)
+		}
+	}()
 	rp.ServeHTTP(w, r)
-	var in, out int64
-	if st.conn != nil {
-		// The transport writes the request on a goroutine of its own and
-		// may hand over the response before that write has returned and
-		// been counted (which logged forwards with 0 bytes out): end the
-		// connection, then wait for the writes and reads still in flight.
-		p.release(st.conn.Conn)
-		in, out = st.conn.settle()
-	}
-	p.auditConn("http", dec, st.addr, in, out, start, st.err)
 }
+
+// errAborted is the error of a forward whose response was cut off.
+var errAborted = errors.New("the response was cut off: the client or the server closed its connection")
 
 // forwardBufSize is the copy buffer of a forwarded response body: each
 // buffer is one read from upstream and one write to the client, so at net/
