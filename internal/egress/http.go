@@ -192,6 +192,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, host string, por
 			panic(v)
 		}
 	}()
+	// The transport may still be sending the request's body when the
+	// answer starts (a server that answers before it has read it all): in
+	// its default half-duplex mode the server would then discard and close
+	// that body under the transport, which closes the upstream connection
+	// and cuts the answer off. The body is the transport's to read to the
+	// end.
+	http.NewResponseController(w).EnableFullDuplex()
 	rp.ServeHTTP(w, r)
 }
 
