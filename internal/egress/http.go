@@ -31,7 +31,7 @@ func (p *Proxy) ServeHTTPProxy(l net.Listener) error {
 		l.Close()
 		return nil
 	}
-	err := srv.Serve(p.capped(l, accept.RefuseHTTP(p.fullMessage())))
+	err := srv.Serve(clientListener{p.capped(l, accept.RefuseHTTP(p.fullMessage()))})
 	if errors.Is(err, http.ErrServerClosed) || p.isClosed() {
 		return nil
 	}
@@ -158,6 +158,16 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, host string, por
 				}
 			}
 		},
+		ModifyResponse: func(resp *http.Response) error {
+			// A long body of known length is spliced once the head is
+			// through (answer.go).
+			if st.conn != nil && r.Method != http.MethodHead && resp.StatusCode >= 200 &&
+				resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified &&
+				resp.ContentLength >= spliceMin && len(resp.TransferEncoding) == 0 && !resp.Uncompressed {
+				resp.Body = &answerBody{ReadCloser: resp.Body, w: w, up: st.conn, left: resp.ContentLength, idle: p.cfg.IdleTimeout}
+			}
+			return nil
+		},
 		Transport:  p.transport(st),
 		BufferPool: forwardBuffers,
 		ErrorLog:   log.New(io.Discard, "", 0),
@@ -237,7 +247,7 @@ func (p *Proxy) transport(st *forwardState) *http.Transport {
 	return &http.Transport{
 		Proxy:                  nil, // never the supervisor's own HTTP_PROXY
 		DisableKeepAlives:      true,
-		ReadBufferSize:         64 << 10,
+		ReadBufferSize:         transportReadBuffer,
 		WriteBufferSize:        64 << 10,
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		ResponseHeaderTimeout:  p.cfg.IdleTimeout,
