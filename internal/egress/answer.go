@@ -16,9 +16,9 @@ import (
 // answerBody stands for the transport's body in the reverse proxy, which
 // copies it with Read and Write. Its Reads go to the transport's until one
 // of them has read from the socket: the transport's buffer then holds no
-// byte of the body (a Read of a buffer at least as large as the
-// transport's own reads past it, and takes nothing from the socket while
-// it has bytes buffered). When enough is left, the next Read hands the
+// byte of the body (bufio takes nothing from the socket while it has bytes
+// buffered, and at most one read after them; a Read of twice its buffer
+// has room for both). When enough is left, the next Read hands the
 // rest to the client's ResponseWriter as an upstreamBody (its ReadFrom:
 // net/http flushes the head and what was written, then calls the client
 // connection's ReadFrom, which clientConn splices) and reports EOF.
@@ -58,7 +58,7 @@ func (b *answerBody) Read(p []byte) (int, error) {
 	before := b.up.read.Load()
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
-	if len(p) >= transportReadBuffer && b.up.read.Load() != before {
+	if len(p) >= 2*transportReadBuffer && b.up.read.Load() != before {
 		b.drained = true
 	}
 	return n, err
