@@ -263,3 +263,44 @@ func TestTunnelHalfClose(t *testing.T) {
 		t.Errorf("connection events %v, want one with %d out, %d in, no error", ev, up, down+len(line))
 	}
 }
+
+// TestForwardAbortedAudited holds that a forward whose client goes away
+// while the response is relayed is still audited, with the bytes it sent
+// upstream: net/http's reverse proxy ends such a handler by panicking, and
+// an agent could otherwise upload to an allowed host, drop the connection
+// before the answer, and leave no connection event.
+func TestForwardAbortedAudited(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789abcdef"), 1_000_000) // 16 MB: more than the sockets hold
+	resp := []byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body))
+	srv, got := countServer(t, resp)
+	p := newTestProxy(t, mustRules(t, ModeDeny, []string{"127.0.0.1"}, nil), nil)
+	addr := listen(t, p.Proxy, p.ServeHTTPProxy)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := strings.Repeat("u", 3_000_001)
+	fmt.Fprintf(c, "POST http://%s/ HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", srv, srv, len(up), up)
+	r, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(r.Body, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	tcpConn(c).SetLinger(0) // a reset: the proxy's next write fails at once
+	c.Close()
+	sent := <-got
+	p.Close()
+	ev := p.audit.find(EventConnection)
+	if len(ev) != 1 {
+		t.Fatalf("%d connection events, want 1: %v", len(ev), ev)
+	}
+	f := ev[0].fields
+	if f["proto"] != "http" || f["bytes_out"] != sent || f["error"] == nil {
+		t.Errorf("event %v: want proto http, bytes_out %d (what the server read), an error", f, sent)
+	}
+	if in, _ := f["bytes_in"].(int64); in < 1<<20 || in > int64(len(resp)) {
+		t.Errorf("bytes_in %v: want at least what the client read (%d), at most what the server wrote (%d)", f["bytes_in"], 1<<20, len(resp))
+	}
+}

@@ -40,6 +40,11 @@ func (d *Dialer) DialDecision(ctx context.Context, dec Decision) (net.Conn, neti
 	return nil, netip.AddrPort{}, fmt.Errorf("dialing %s: %w", dec.Target(), errors.Join(errs...))
 }
 
+// pipeSize is asked for each splice pipe (splice_linux.go): one splice
+// moves at most a pipe's worth. The kernel may give less (pipe-max-size,
+// pipe-user-pages-soft).
+const pipeSize = 1 << 20
+
 // tunnelBufSize is the copy buffer of one direction of a tunnel that cannot
 // splice: two per tunnel, so 1000 busy tunnels beyond the pipes hold 250 MiB
 // (an idle tunnel holds them too: they are taken when its copy starts).
@@ -82,7 +87,7 @@ func copyIdle(dst, src net.Conn, idle time.Duration, last *atomic.Int64) (int64,
 	var move func() (n int64, rerr, werr error)
 	if s := newSplicer(dst, src); s != nil {
 		defer s.Close()
-		move = s.move
+		move = func() (int64, error, error) { return s.move(pipeSize) }
 	} else {
 		buf := tunnelBuffers.Get()
 		defer tunnelBuffers.Put(buf)
@@ -211,6 +216,13 @@ func (c *countingConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	c.written.Add(int64(n))
 	return n, err
+}
+
+// count adds n bytes read past Read (spliced from the socket).
+func (c *countingConn) count(n int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	c.read.Add(n)
 }
 
 // settle waits for the Reads and Writes in flight to return and returns the

@@ -31,7 +31,7 @@ func (p *Proxy) ServeHTTPProxy(l net.Listener) error {
 		l.Close()
 		return nil
 	}
-	err := srv.Serve(p.capped(l, accept.RefuseHTTP(p.fullMessage())))
+	err := srv.Serve(clientListener{p.capped(l, accept.RefuseHTTP(p.fullMessage()))})
 	if errors.Is(err, http.ErrServerClosed) || p.isClosed() {
 		return nil
 	}
@@ -158,6 +158,16 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, host string, por
 				}
 			}
 		},
+		ModifyResponse: func(resp *http.Response) error {
+			// A long body of known length is spliced once the head is
+			// through (answer.go).
+			if st.conn != nil && r.Method != http.MethodHead && resp.StatusCode >= 200 &&
+				resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified &&
+				resp.ContentLength >= spliceMin && len(resp.TransferEncoding) == 0 && !resp.Uncompressed {
+				resp.Body = &answerBody{ReadCloser: resp.Body, w: w, up: st.conn, left: resp.ContentLength, idle: p.cfg.IdleTimeout}
+			}
+			return nil
+		},
 		Transport:  p.transport(st),
 		BufferPool: forwardBuffers,
 		ErrorLog:   log.New(io.Discard, "", 0),
@@ -166,18 +176,44 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, host string, por
 			http.Error(w, "stockade: cannot reach "+dec.Target()+": "+err.Error(), http.StatusBadGateway)
 		},
 	}
+	// The reverse proxy ends the handler with a panic (http.ErrAbortHandler,
+	// which the server swallows) when the response cannot be relayed to
+	// the end, the client having gone: the request is audited all the same,
+	// or an agent could upload and then hang up to leave no trace.
+	defer func() {
+		v := recover()
+		if v != nil && st.err == nil {
+			st.err = errAborted
+			if v != http.ErrAbortHandler {
+				st.err = fmt.Errorf("relaying the response: %v", v)
+			}
+		}
+		var in, out int64
+		if st.conn != nil {
+			// The transport writes the request on a goroutine of its own and
+			// may hand over the response before that write has returned and
+			// been counted (which logged forwards with 0 bytes out): end the
+			// connection, then wait for the writes and reads still in flight.
+			p.release(st.conn.Conn)
+			in, out = st.conn.settle()
+		}
+		p.auditConn("http", dec, st.addr, in, out, start, st.err)
+		if v != nil {
+			panic(v)
+		}
+	}()
+	// The transport may still be sending the request's body when the
+	// answer starts (a server that answers before it has read it all): in
+	// its default half-duplex mode the server would then discard and close
+	// that body under the transport, which closes the upstream connection
+	// and cuts the answer off. The body is the transport's to read to the
+	// end.
+	http.NewResponseController(w).EnableFullDuplex()
 	rp.ServeHTTP(w, r)
-	var in, out int64
-	if st.conn != nil {
-		// The transport writes the request on a goroutine of its own and
-		// may hand over the response before that write has returned and
-		// been counted (which logged forwards with 0 bytes out): end the
-		// connection, then wait for the writes and reads still in flight.
-		p.release(st.conn.Conn)
-		in, out = st.conn.settle()
-	}
-	p.auditConn("http", dec, st.addr, in, out, start, st.err)
 }
+
+// errAborted is the error of a forward whose response was cut off.
+var errAborted = errors.New("the response was cut off: the client or the server closed its connection")
 
 // forwardBufSize is the copy buffer of a forwarded response body: each
 // buffer is one read from upstream and one write to the client, so at net/
@@ -211,7 +247,7 @@ func (p *Proxy) transport(st *forwardState) *http.Transport {
 	return &http.Transport{
 		Proxy:                  nil, // never the supervisor's own HTTP_PROXY
 		DisableKeepAlives:      true,
-		ReadBufferSize:         64 << 10,
+		ReadBufferSize:         transportReadBuffer,
 		WriteBufferSize:        64 << 10,
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		ResponseHeaderTimeout:  p.cfg.IdleTimeout,

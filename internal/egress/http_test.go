@@ -181,3 +181,60 @@ func TestHTTPOriginForm(t *testing.T) {
 		t.Errorf("origin-form: %d %q, want 400 explaining the proxy", resp.StatusCode, body)
 	}
 }
+
+// TestForwardFullDuplex holds that a forward keeps sending the request's
+// body after the answer has begun: a server may answer before it has read
+// the body (and go on once it has), and a client may send the rest only
+// once it sees the answer. In net/http's default half-duplex mode the
+// proxy's server took the rest of the body for itself when the answer
+// started: here it waits for a body that comes only after the answer; with
+// a body sent at once, it closed the body under the transport, which closed
+// the upstream connection and cut the answer off (a plain-HTTP POST through
+// the proxy was cut short a few times in a hundred).
+func TestForwardFullDuplex(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const first, rest = "first half;", "second half, after the whole body"
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		// No length: the proxy passes each piece on at once.
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n%s", first)
+		if b, err := io.ReadAll(req.Body); err != nil || string(b) != "abcdefghij" {
+			return // the answer stays short: the test fails
+		}
+		io.WriteString(c, rest)
+	}()
+	p := newTestProxy(t, mustRules(t, ModeDeny, []string{"127.0.0.1"}, nil), nil)
+	addr := listen(t, p.Proxy, p.ServeHTTPProxy)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "POST http://%s/ HTTP/1.1\r\nHost: %[1]s\r\nContent-Length: 10\r\n\r\nabc", l.Addr())
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(first))
+	if _, err := io.ReadFull(resp.Body, got); err != nil || string(got) != first {
+		t.Fatalf("the start of the answer: %q, %v", got, err)
+	}
+	io.WriteString(c, "defghij") // the rest of the body, once the answer has begun
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || string(b) != rest {
+		t.Fatalf("the rest of the answer: %q, %v; want %q", b, err, rest)
+	}
+}

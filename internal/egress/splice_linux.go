@@ -18,10 +18,6 @@ const maxPipes = 32
 
 var pipeSlots = make(chan struct{}, maxPipes)
 
-// pipeSize is asked for each pipe: one splice moves at most a pipe's worth.
-// The kernel may give less (pipe-max-size, pipe-user-pages-soft).
-const pipeSize = 1 << 20
-
 // splicer moves bytes from one TCP socket to another through a pipe of its
 // own, with splice(2): the bytes never enter this process. Go's own
 // (*net.TCPConn).ReadFrom splices too, but keeps its pipes in a pool that
@@ -66,15 +62,16 @@ func (s *splicer) Close() {
 }
 
 // move waits until src has bytes (or its read deadline passes), splices what
-// it has into the pipe, then all of that into dst (within dst's write
-// deadline). It returns the bytes that reached dst, the error of the read
-// (io.EOF at the end of src) or else of the write. After a write error,
-// bytes may be left in the pipe: the tunnel must end.
-func (s *splicer) move() (n int64, rerr, werr error) {
+// it has, at most max (at most pipeSize), into the pipe, then all of that
+// into dst (within dst's write deadline). It returns the bytes that reached
+// dst, the error of the read (io.EOF at the end of src) or else of the
+// write. After a write error, bytes may be left in the pipe: the tunnel
+// must end.
+func (s *splicer) move(max int) (n int64, rerr, werr error) {
 	var serr error
 	err := s.src.Read(func(fd uintptr) bool {
 		for {
-			n, serr = unix.Splice(int(fd), nil, s.w, nil, pipeSize, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+			n, serr = unix.Splice(int(fd), nil, s.w, nil, max, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
 			if serr != unix.EINTR {
 				// The pipe is empty, so EAGAIN is the socket's: wait.
 				return serr != unix.EAGAIN

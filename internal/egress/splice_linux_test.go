@@ -8,9 +8,10 @@ import (
 )
 
 // TestTunnelSplices holds that a tunnel between a client the proxy accepted
-// (under its connection cap) and a dialed upstream is spliced, not copied
-// through a buffer: a wrapper that hides the *net.TCPConn turns the fast
-// path off without any test failing otherwise.
+// (under its connection cap, and as the HTTP proxy's server holds it) and
+// a dialed upstream is spliced, not copied through a buffer: a wrapper that
+// hides the *net.TCPConn turns the fast path off without any test failing
+// otherwise.
 func TestTunnelSplices(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,7 +29,9 @@ func TestTunnelSplices(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	for _, dir := range [][2]net.Conn{{client, dialed}, {dialed, client}} {
+	// The HTTP proxy's server sees it as a clientConn (answer.go).
+	wrapped := &clientConn{Conn: client}
+	for _, dir := range [][2]net.Conn{{client, dialed}, {dialed, client}, {wrapped, dialed}, {dialed, wrapped}} {
 		s := newSplicer(dir[0], dir[1])
 		if s == nil {
 			t.Fatalf("no splicer from %T to %T", dir[1], dir[0])

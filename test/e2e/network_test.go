@@ -390,3 +390,50 @@ func TestNetworkReporting(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardAbortedAudited: an upload through the plain-HTTP proxy whose
+// sender hangs up while the answer is relayed is in the audit log, with
+// the bytes it sent (net/http's reverse proxy ends such a request with a
+// panic, which used to skip the connection event: an agent could upload
+// to an allowed host and leave no trace).
+func TestForwardAbortedAudited(t *testing.T) {
+	requireSandbox(t)
+	requireTestnet(t)
+	e := newEnv(t)
+	// 1000 bytes up (sent with the head: /big answers without reading a
+	// body), 1 MiB of its 64 MiB read, then a reset.
+	script := `python3 -c 'import socket, struct
+s = socket.create_connection(("127.0.0.1", 3128), 10)
+body = b"u" * 1000
+s.sendall(b"POST http://allowed.test/big HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+got = 0
+while got < 1 << 20:
+    b = s.recv(65536)
+    if not b: raise SystemExit("closed after %d bytes" % got)
+    got += len(b)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+print("ABORTED")'`
+	r := e.run("", nil, "run", "--log-level", "error", "--resolver", testnetDNS, "--agent-allow", "allowed.test", "--", "sh", "-c", script)
+	if r.code != 0 || r.stdout != "ABORTED\n" {
+		t.Fatalf("run: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	runs := e.list(true)
+	if len(runs) != 1 {
+		t.Fatalf("list --all: %+v", runs)
+	}
+	logs := e.run("", nil, "logs", "-s", runs[0].ID, "--json").stdout
+	var line string
+	for l := range strings.SplitSeq(logs, "\n") {
+		if strings.Contains(l, `"event":"connection"`) && strings.Contains(l, `"proto":"http"`) {
+			line = l
+		}
+	}
+	m := regexp.MustCompile(`"bytes_out":(\d+)`).FindStringSubmatch(line)
+	if m == nil || !strings.Contains(line, `"host":"allowed.test"`) || !strings.Contains(line, `"error":`) {
+		t.Fatalf("no connection event with host allowed.test, bytes_out and an error for the cut-off forward:\n%s", logs)
+	}
+	if out, _ := strconv.Atoi(m[1]); out < 1000 {
+		t.Errorf("bytes_out %d: want at least the 1000 bytes of the body:\n%s", out, line)
+	}
+}
