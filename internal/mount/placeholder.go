@@ -133,7 +133,8 @@ const GitExcludePath = "/run/stockade/git-exclude"
 // out exactly the placeholders ps: without it git inside the sandbox lists
 // each as untracked, and an agent's "git add -A" commits an empty .env
 // and CLAUDE.md. Placeholders outside top, or in a .git directory, are
-// left out of it; "" when none is left.
+// left out of it, as are those whose name holds a line break; "" when
+// none is left.
 func GitExclude(top string, ps []Placeholder) string {
 	lines := excludeLines(top, ps)
 	if len(lines) == 0 {
@@ -152,6 +153,14 @@ func excludeLines(top string, ps []Placeholder) []string {
 			continue
 		}
 		if slices.Contains(strings.Split(rel, "/"), ".git") {
+			continue
+		}
+		// gitignore cannot quote a line break: what follows one would be
+		// a pattern of its own, anchored at the top (a project file's
+		// protect "x\n/notes/todo.txt" hiding /notes/ of the whole
+		// repository), and git drops a CR before one ("/a\r" leaves out
+		// "a"). Such a placeholder stays listed.
+		if strings.ContainsAny(rel, "\n\r") {
 			continue
 		}
 		var b strings.Builder
