@@ -22,7 +22,8 @@ import (
 //
 // The sandboxed command can write that file and its directory while it
 // runs (and could in every earlier session), so nothing there is trusted:
-// the git directory, info and exclude are resolved below top without
+// top (canonical when recorded) is opened following no symlink, the git
+// directory, info and exclude are resolved below it without
 // following a symlink (package beneath), a ".git" file is followed only
 // to a directory below top (gitguard.GitDir), and an exclude that is not
 // a regular file, has another name (a hard link), or is bigger than
@@ -32,7 +33,12 @@ import (
 // the file changed while it was read (the user, the command), that is
 // done again.
 func updateExclude(top string, lines []string) error {
-	root, err := beneath.OpenRoot(top)
+	// top was recorded canonical; another session's command that can
+	// write a directory above it may have made it a symlink since.
+	root, err := beneath.OpenRootNoLinks(top)
+	if beneath.IsLoop(err) {
+		return fmt.Errorf("%s, or a directory above it, is now a symlink, which stockade does not follow", top)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrExcludeSkipped, err)
 	}

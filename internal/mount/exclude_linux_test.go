@@ -159,6 +159,7 @@ func TestUpdateExcludeRefuses(t *testing.T) {
 		name    string
 		setup   func(t *testing.T, top, outside string)
 		skipped bool
+		at      string // the work tree's top below top, when not top
 	}{
 		{name: "symlinked exclude", setup: func(t *testing.T, top, outside string) {
 			ex := filepath.Join(top, ".git", "info", "exclude")
@@ -214,6 +215,20 @@ func TestUpdateExcludeRefuses(t *testing.T) {
 		{name: "linked worktree (commondir)", skipped: true, setup: func(t *testing.T, top, outside string) {
 			os.WriteFile(filepath.Join(top, ".git", "commondir"), []byte("../..\n"), 0o644)
 		}},
+		// The top itself, recorded canonical, since replaced by a symlink
+		// to another repository: by the command of a session whose
+		// workdir holds this one's (mv p p2; ln -s /root/repo p), before
+		// this one's release or the sweep of its record.
+		{name: "symlinked top", at: "sub/p", setup: func(t *testing.T, top, outside string) {
+			os.MkdirAll(filepath.Join(outside, ".git", "info"), 0o755)
+			os.WriteFile(filepath.Join(outside, ".git", "info", "exclude"), []byte(userExclude), 0o644)
+			os.Symlink(outside, filepath.Join(top, "sub", "p"))
+		}},
+		{name: "symlink above the top", at: "sub/l/p", setup: func(t *testing.T, top, outside string) {
+			os.MkdirAll(filepath.Join(outside, "p", ".git", "info"), 0o755)
+			os.WriteFile(filepath.Join(outside, "p", ".git", "info", "exclude"), []byte(userExclude), 0o644)
+			os.Symlink(outside, filepath.Join(top, "sub", "l"))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			top, outside := repo(t), t.TempDir()
@@ -223,6 +238,9 @@ func TestUpdateExcludeRefuses(t *testing.T) {
 			wtop := top
 			if tc.name == ".git file naming .." {
 				wtop = filepath.Join(top, "sub")
+			}
+			if tc.at != "" {
+				wtop = filepath.Join(top, tc.at)
 			}
 			before := snapshot(t, top, outside)
 			done := make(chan error, 1)
