@@ -119,14 +119,19 @@ func rewriteExclude(info *beneath.Root, lines []string) error {
 }
 
 // writeSpare makes the spare in info hold content, with the mode and
-// owner of st. A spare that is not a regular file with one name (the
-// command may have put anything there) is removed, never written
-// through, and a new one made.
+// owner of st. A spare that is not a regular file with one name and
+// exactly that owner and mode (the command may have put anything there,
+// and may hold it open) is removed, never written through, and a new one
+// made: with no permission bits, given st's owner and mode, and only then
+// written, so that no one whom st's mode and owner would refuse has it
+// open when the content comes (a root supervisor reads a file the command
+// could not, moved to exclude).
 func writeSpare(info *beneath.Root, content []byte, st unix.Stat_t) error {
 	f, err := info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
-	var have unix.Stat_t
 	if err == nil {
-		if err = unix.Fstat(int(f.Fd()), &have); err == nil && (have.Mode&unix.S_IFMT != unix.S_IFREG || have.Nlink != 1) {
+		var have unix.Stat_t
+		if err = unix.Fstat(int(f.Fd()), &have); err == nil && (have.Mode&unix.S_IFMT != unix.S_IFREG || have.Nlink != 1 ||
+			have.Uid != st.Uid || have.Gid != st.Gid || have.Mode&0o7777 != st.Mode&0o777) {
 			err = unix.EEXIST
 		}
 		if err != nil {
@@ -139,21 +144,21 @@ func writeSpare(info *beneath.Root, content []byte, st unix.Stat_t) error {
 				return err
 			}
 		}
-		if f, err = info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600); err != nil {
+		if f, err = info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0); err != nil {
 			return err
 		}
-		have = unix.Stat_t{Mode: unix.S_IFREG | 0o600, Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
+		if st.Uid != uint32(os.Geteuid()) || st.Gid != uint32(os.Getegid()) {
+			err = f.Chown(int(st.Uid), int(st.Gid)) // as root, in a user's repository
+		}
+		if err == nil {
+			err = f.Chmod(os.FileMode(st.Mode & 0o777)) // the bits git's file has
+		}
 	}
-	_, err = f.WriteAt(content, 0)
+	if err == nil {
+		_, err = f.WriteAt(content, 0)
+	}
 	if err == nil {
 		err = f.Truncate(int64(len(content)))
-	}
-	if err == nil && (have.Uid != st.Uid || have.Gid != st.Gid) {
-		err = f.Chown(int(st.Uid), int(st.Gid))   // as root, in a user's repository
-		have.Mode &^= unix.S_ISUID | unix.S_ISGID // which chown drops
-	}
-	if err == nil && have.Mode&0o777 != st.Mode&0o777 {
-		err = f.Chmod(os.FileMode(st.Mode & 0o777)) // the bits git's file has
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

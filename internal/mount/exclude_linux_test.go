@@ -371,3 +371,46 @@ func BenchmarkRecordsExclude(b *testing.B) {
 		})
 	}
 }
+
+// TestUpdateExcludeSparePreopened: a spare the command made and holds
+// open, readable, is not written with what exclude holds when exclude is
+// not as readable (another mode, another owner: a root supervisor reads
+// any file the command can move to info/exclude): the content goes to a
+// new spare, given exclude's owner and mode before it is written.
+func TestUpdateExcludeSparePreopened(t *testing.T) {
+	const secret = "# not for the command\n"
+	top := repo(t)
+	ex := filepath.Join(top, ".git", "info", "exclude")
+	if err := os.WriteFile(ex, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(ex, 0o600)
+	if os.Geteuid() == 0 {
+		os.Chown(ex, 12345, 12345) // a file of another user, moved there
+	}
+	spare := filepath.Join(top, ".git", "info", excludeSpare)
+	if err := os.WriteFile(spare, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(spare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := updateExclude(top, []string{"/.env"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, ex); got != ExcludeBegin+"\n/.env\n"+ExcludeEnd+"\n"+secret {
+		t.Errorf("exclude = %q", got)
+	}
+	var st unix.Stat_t
+	unix.Stat(ex, &st)
+	if st.Mode&0o7777 != 0o600 {
+		t.Errorf("exclude mode %o, want 600", st.Mode&0o7777)
+	}
+	b := make([]byte, 4096)
+	n, _ := held.ReadAt(b, 0)
+	if strings.Contains(string(b[:n]), secret) {
+		t.Errorf("the spare the command holds open got exclude's content: %q", b[:n])
+	}
+}
