@@ -165,11 +165,11 @@ func excludeLines(top string, ps []Placeholder) []string {
 		}
 		var b strings.Builder
 		b.WriteString("/")
-		for _, c := range rel {
-			if strings.ContainsRune(`\*?[!# `, c) {
+		for i := range len(rel) { // bytes: a name need not be UTF-8
+			if strings.IndexByte(`\*?[!# `, rel[i]) >= 0 {
 				b.WriteByte('\\')
 			}
-			b.WriteRune(c)
+			b.WriteByte(rel[i])
 		}
 		if p.Dir {
 			b.WriteString("/")
