@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -57,14 +58,39 @@ func updateExclude(top string, lines []string) error {
 		return symlinkSaid(err)
 	}
 	defer info.Close()
-	for range 3 {
-		err := rewriteExclude(info, lines)
+	// Supervisors that share no records (root's and a user's sessions in
+	// one repository) may rewrite it at once: two writes to the one spare
+	// leave it cut or padded with zeros, and the swap puts that in place.
+	// A lock on info keeps them apart; never waited for, since the
+	// command can hold it too.
+	dir, err := info.OpenFile(".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	for i := range excludeTries {
+		if i > 0 {
+			time.Sleep(time.Duration(1<<i) * time.Millisecond)
+		}
+		err := unix.Flock(int(dir.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("locking %s: %w", info.Path(), os.NewSyscallError("flock", err))
+		}
+		err = rewriteExclude(info, lines)
+		unix.Flock(int(dir.Fd()), unix.LOCK_UN)
 		if !errors.Is(err, errExcludeRaced) {
 			return err
 		}
 	}
-	return fmt.Errorf("%s: it kept changing while stockade rewrote it", info.Join("exclude"))
+	return fmt.Errorf("%s: it kept changing, or another process held %s, while stockade rewrote it", info.Join("exclude"), info.Path())
 }
+
+// excludeTries is how often updateExclude tries, waiting 2, 4, 8 and 16
+// ms in between.
+const excludeTries = 5
 
 // errExcludeRaced: the file changed between its reading and the rename.
 var errExcludeRaced = errors.New("changed meanwhile")

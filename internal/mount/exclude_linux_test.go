@@ -414,3 +414,66 @@ func TestUpdateExcludeSparePreopened(t *testing.T) {
 		t.Errorf("the spare the command holds open got exclude's content: %q", b[:n])
 	}
 }
+
+// TestUpdateExcludeConcurrent: two supervisors that share no records
+// (root's and a user's, in one repository) rewrite the block at once:
+// whichever wins, the user's lines are kept whole, never cut or padded by
+// the other's write to the same spare.
+func TestUpdateExcludeConcurrent(t *testing.T) {
+	top := repo(t)
+	ex := filepath.Join(top, ".git", "info", "exclude")
+	long := make([]string, 40)
+	for i := range long {
+		long[i] = "/placeholder-with-a-long-name-" + strconv.Itoa(i)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 3000 {
+			updateExclude(top, long)
+			updateExclude(top, nil)
+		}
+	}()
+	for range 3000 {
+		updateExclude(top, []string{"/.env"})
+	}
+	<-done
+	b := readString(t, ex)
+	if !strings.HasSuffix(b, userExclude) || strings.Contains(b, "\x00") {
+		t.Fatalf("exclude after concurrent rewrites:\n%q", b)
+	}
+	if _, err := editExclude([]byte(b), nil); err != nil {
+		t.Fatalf("exclude after concurrent rewrites: %v\n%q", err, b)
+	}
+}
+
+// TestUpdateExcludeLocked: while another process holds the lock on info
+// (another supervisor's rewrite, or the command), nothing is written, and
+// stockade does not wait for it past a few tries.
+func TestUpdateExcludeLocked(t *testing.T) {
+	top := repo(t)
+	info := filepath.Join(top, ".git", "info")
+	f, err := os.Open(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, top)
+	start := time.Now()
+	if err := updateExclude(top, []string{"/.env"}); err == nil || errors.Is(err, ErrExcludeSkipped) {
+		t.Errorf("updateExclude with info locked: %v, want a warning", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("updateExclude waited %v for the lock", d)
+	}
+	if after := snapshot(t, top); after != before {
+		t.Errorf("files changed while info was locked:\n%s\nwant:\n%s", after, before)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	if err := updateExclude(top, []string{"/.env"}); err != nil {
+		t.Errorf("updateExclude once the lock is free: %v", err)
+	}
+}
