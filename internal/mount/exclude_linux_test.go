@@ -217,8 +217,10 @@ func TestUpdateExcludeRefuses(t *testing.T) {
 		}},
 		// The top itself, recorded canonical, since replaced by a symlink
 		// to another repository: by the command of a session whose
-		// workdir holds this one's (mv p p2; ln -s /root/repo p), before
-		// this one's release or the sweep of its record.
+		// workdir holds this one's and started before it was made, so
+		// that nothing of it is pinned in its view (mv p p2; ln -s
+		// /root/repo p), before this one's release or the sweep of its
+		// record (test/e2e TestHostGitExcludeTopSwapped).
 		{name: "symlinked top", at: "sub/p", setup: func(t *testing.T, top, outside string) {
 			os.MkdirAll(filepath.Join(outside, ".git", "info"), 0o755)
 			os.WriteFile(filepath.Join(outside, ".git", "info", "exclude"), []byte(userExclude), 0o644)
