@@ -37,6 +37,27 @@ func OpenRoot(dir string) (*Root, error) {
 	return &Root{fd: fd, path: dir}, nil
 }
 
+// OpenRootNoLinks opens the directory dir, an absolute path, following no
+// symlink in any of its components: for a path that was canonical when it
+// was recorded, which a sandbox that can write one of its parents may
+// since have replaced with a link (ELOOP).
+func OpenRootNoLinks(dir string) (*Root, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: unix.EINVAL}
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	for {
+		fd, err := unix.Openat2(unix.AT_FDCWD, dir, &how)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+		}
+		return &Root{fd: fd, path: dir}, nil
+	}
+}
+
 // Close releases the directory.
 func (r *Root) Close() error {
 	if r == nil || r.fd < 0 {

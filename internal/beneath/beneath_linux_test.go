@@ -148,3 +148,23 @@ func join(s []string) string {
 	}
 	return out
 }
+
+// TestOpenRootNoLinks: a path with a symlink in any component is refused,
+// the last one or one before it; a path without is opened.
+func TestOpenRootNoLinks(t *testing.T) {
+	root, _ := tree(t)
+	root, err := filepath.EvalSymlinks(root)
+	must(t, err)
+	r, err := OpenRootNoLinks(root + "/dir")
+	must(t, err)
+	r.Close()
+	for _, p := range []string{root + "/inside", root + "/out", root + "/inside/."} {
+		if r, err := OpenRootNoLinks(p); !errors.Is(err, unix.ELOOP) {
+			r.Close()
+			t.Errorf("OpenRootNoLinks(%s): %v, want ELOOP", p, err)
+		}
+	}
+	if _, err := OpenRootNoLinks("dir"); err == nil {
+		t.Error("OpenRootNoLinks took a relative path")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -22,7 +23,8 @@ import (
 //
 // The sandboxed command can write that file and its directory while it
 // runs (and could in every earlier session), so nothing there is trusted:
-// the git directory, info and exclude are resolved below top without
+// top (canonical when recorded) is opened following no symlink, the git
+// directory, info and exclude are resolved below it without
 // following a symlink (package beneath), a ".git" file is followed only
 // to a directory below top (gitguard.GitDir), and an exclude that is not
 // a regular file, has another name (a hard link), or is bigger than
@@ -32,7 +34,12 @@ import (
 // the file changed while it was read (the user, the command), that is
 // done again.
 func updateExclude(top string, lines []string) error {
-	root, err := beneath.OpenRoot(top)
+	// top was recorded canonical; another session's command that can
+	// write a directory above it may have made it a symlink since.
+	root, err := beneath.OpenRootNoLinks(top)
+	if beneath.IsLoop(err) {
+		return fmt.Errorf("%s, or a directory above it, is now a symlink, which stockade does not follow", top)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrExcludeSkipped, err)
 	}
@@ -51,14 +58,39 @@ func updateExclude(top string, lines []string) error {
 		return symlinkSaid(err)
 	}
 	defer info.Close()
-	for range 3 {
-		err := rewriteExclude(info, lines)
+	// Supervisors that share no records (root's and a user's sessions in
+	// one repository) may rewrite it at once: two writes to the one spare
+	// leave it cut or padded with zeros, and the swap puts that in place.
+	// A lock on info keeps them apart; never waited for, since the
+	// command can hold it too.
+	dir, err := info.OpenFile(".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	for i := range excludeTries {
+		if i > 0 {
+			time.Sleep(time.Duration(1<<i) * time.Millisecond)
+		}
+		err := unix.Flock(int(dir.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("locking %s: %w", info.Path(), os.NewSyscallError("flock", err))
+		}
+		err = rewriteExclude(info, lines)
+		unix.Flock(int(dir.Fd()), unix.LOCK_UN)
 		if !errors.Is(err, errExcludeRaced) {
 			return err
 		}
 	}
-	return fmt.Errorf("%s: it kept changing while stockade rewrote it", info.Join("exclude"))
+	return fmt.Errorf("%s: it kept changing, or another process held %s, while stockade rewrote it", info.Join("exclude"), info.Path())
 }
+
+// excludeTries is how often updateExclude tries, waiting 2, 4, 8 and 16
+// ms in between.
+const excludeTries = 5
 
 // errExcludeRaced: the file changed between its reading and the rename.
 var errExcludeRaced = errors.New("changed meanwhile")
@@ -113,14 +145,19 @@ func rewriteExclude(info *beneath.Root, lines []string) error {
 }
 
 // writeSpare makes the spare in info hold content, with the mode and
-// owner of st. A spare that is not a regular file with one name (the
-// command may have put anything there) is removed, never written
-// through, and a new one made.
+// owner of st. A spare that is not a regular file with one name and
+// exactly that owner and mode (the command may have put anything there,
+// and may hold it open) is removed, never written through, and a new one
+// made: with no permission bits, given st's owner and mode, and only then
+// written, so that no one whom st's mode and owner would refuse has it
+// open when the content comes (a root supervisor reads a file the command
+// could not, moved to exclude).
 func writeSpare(info *beneath.Root, content []byte, st unix.Stat_t) error {
 	f, err := info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
-	var have unix.Stat_t
 	if err == nil {
-		if err = unix.Fstat(int(f.Fd()), &have); err == nil && (have.Mode&unix.S_IFMT != unix.S_IFREG || have.Nlink != 1) {
+		var have unix.Stat_t
+		if err = unix.Fstat(int(f.Fd()), &have); err == nil && (have.Mode&unix.S_IFMT != unix.S_IFREG || have.Nlink != 1 ||
+			have.Uid != st.Uid || have.Gid != st.Gid || have.Mode&0o7777 != st.Mode&0o777) {
 			err = unix.EEXIST
 		}
 		if err != nil {
@@ -133,21 +170,21 @@ func writeSpare(info *beneath.Root, content []byte, st unix.Stat_t) error {
 				return err
 			}
 		}
-		if f, err = info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600); err != nil {
+		if f, err = info.OpenFile(excludeSpare, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0); err != nil {
 			return err
 		}
-		have = unix.Stat_t{Mode: unix.S_IFREG | 0o600, Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
+		if st.Uid != uint32(os.Geteuid()) || st.Gid != uint32(os.Getegid()) {
+			err = f.Chown(int(st.Uid), int(st.Gid)) // as root, in a user's repository
+		}
+		if err == nil {
+			err = f.Chmod(os.FileMode(st.Mode & 0o777)) // the bits git's file has
+		}
 	}
-	_, err = f.WriteAt(content, 0)
+	if err == nil {
+		_, err = f.WriteAt(content, 0)
+	}
 	if err == nil {
 		err = f.Truncate(int64(len(content)))
-	}
-	if err == nil && (have.Uid != st.Uid || have.Gid != st.Gid) {
-		err = f.Chown(int(st.Uid), int(st.Gid))   // as root, in a user's repository
-		have.Mode &^= unix.S_ISUID | unix.S_ISGID // which chown drops
-	}
-	if err == nil && have.Mode&0o777 != st.Mode&0o777 {
-		err = f.Chmod(os.FileMode(st.Mode & 0o777)) // the bits git's file has
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -159,6 +159,7 @@ func TestUpdateExcludeRefuses(t *testing.T) {
 		name    string
 		setup   func(t *testing.T, top, outside string)
 		skipped bool
+		at      string // the work tree's top below top, when not top
 	}{
 		{name: "symlinked exclude", setup: func(t *testing.T, top, outside string) {
 			ex := filepath.Join(top, ".git", "info", "exclude")
@@ -214,6 +215,22 @@ func TestUpdateExcludeRefuses(t *testing.T) {
 		{name: "linked worktree (commondir)", skipped: true, setup: func(t *testing.T, top, outside string) {
 			os.WriteFile(filepath.Join(top, ".git", "commondir"), []byte("../..\n"), 0o644)
 		}},
+		// The top itself, recorded canonical, since replaced by a symlink
+		// to another repository: by the command of a session whose
+		// workdir holds this one's and started before it was made, so
+		// that nothing of it is pinned in its view (mv p p2; ln -s
+		// /root/repo p), before this one's release or the sweep of its
+		// record (test/e2e TestHostGitExcludeTopSwapped).
+		{name: "symlinked top", at: "sub/p", setup: func(t *testing.T, top, outside string) {
+			os.MkdirAll(filepath.Join(outside, ".git", "info"), 0o755)
+			os.WriteFile(filepath.Join(outside, ".git", "info", "exclude"), []byte(userExclude), 0o644)
+			os.Symlink(outside, filepath.Join(top, "sub", "p"))
+		}},
+		{name: "symlink above the top", at: "sub/l/p", setup: func(t *testing.T, top, outside string) {
+			os.MkdirAll(filepath.Join(outside, "p", ".git", "info"), 0o755)
+			os.WriteFile(filepath.Join(outside, "p", ".git", "info", "exclude"), []byte(userExclude), 0o644)
+			os.Symlink(outside, filepath.Join(top, "sub", "l"))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			top, outside := repo(t), t.TempDir()
@@ -223,6 +240,9 @@ func TestUpdateExcludeRefuses(t *testing.T) {
 			wtop := top
 			if tc.name == ".git file naming .." {
 				wtop = filepath.Join(top, "sub")
+			}
+			if tc.at != "" {
+				wtop = filepath.Join(top, tc.at)
 			}
 			before := snapshot(t, top, outside)
 			done := make(chan error, 1)
@@ -351,5 +371,111 @@ func BenchmarkRecordsExclude(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestUpdateExcludeSparePreopened: a spare the command made and holds
+// open, readable, is not written with what exclude holds when exclude is
+// not as readable (another mode, another owner: a root supervisor reads
+// any file the command can move to info/exclude): the content goes to a
+// new spare, given exclude's owner and mode before it is written.
+func TestUpdateExcludeSparePreopened(t *testing.T) {
+	const secret = "# not for the command\n"
+	top := repo(t)
+	ex := filepath.Join(top, ".git", "info", "exclude")
+	if err := os.WriteFile(ex, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(ex, 0o600)
+	if os.Geteuid() == 0 {
+		os.Chown(ex, 12345, 12345) // a file of another user, moved there
+	}
+	spare := filepath.Join(top, ".git", "info", excludeSpare)
+	if err := os.WriteFile(spare, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(spare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := updateExclude(top, []string{"/.env"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, ex); got != ExcludeBegin+"\n/.env\n"+ExcludeEnd+"\n"+secret {
+		t.Errorf("exclude = %q", got)
+	}
+	var st unix.Stat_t
+	unix.Stat(ex, &st)
+	if st.Mode&0o7777 != 0o600 {
+		t.Errorf("exclude mode %o, want 600", st.Mode&0o7777)
+	}
+	b := make([]byte, 4096)
+	n, _ := held.ReadAt(b, 0)
+	if strings.Contains(string(b[:n]), secret) {
+		t.Errorf("the spare the command holds open got exclude's content: %q", b[:n])
+	}
+}
+
+// TestUpdateExcludeConcurrent: two supervisors that share no records
+// (root's and a user's, in one repository) rewrite the block at once:
+// whichever wins, the user's lines are kept whole, never cut or padded by
+// the other's write to the same spare.
+func TestUpdateExcludeConcurrent(t *testing.T) {
+	top := repo(t)
+	ex := filepath.Join(top, ".git", "info", "exclude")
+	long := make([]string, 40)
+	for i := range long {
+		long[i] = "/placeholder-with-a-long-name-" + strconv.Itoa(i)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 3000 {
+			updateExclude(top, long)
+			updateExclude(top, nil)
+		}
+	}()
+	for range 3000 {
+		updateExclude(top, []string{"/.env"})
+	}
+	<-done
+	b := readString(t, ex)
+	if !strings.HasSuffix(b, userExclude) || strings.Contains(b, "\x00") {
+		t.Fatalf("exclude after concurrent rewrites:\n%q", b)
+	}
+	if _, err := editExclude([]byte(b), nil); err != nil {
+		t.Fatalf("exclude after concurrent rewrites: %v\n%q", err, b)
+	}
+}
+
+// TestUpdateExcludeLocked: while another process holds the lock on info
+// (another supervisor's rewrite, or the command), nothing is written, and
+// stockade does not wait for it past a few tries.
+func TestUpdateExcludeLocked(t *testing.T) {
+	top := repo(t)
+	info := filepath.Join(top, ".git", "info")
+	f, err := os.Open(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, top)
+	start := time.Now()
+	if err := updateExclude(top, []string{"/.env"}); err == nil || errors.Is(err, ErrExcludeSkipped) {
+		t.Errorf("updateExclude with info locked: %v, want a warning", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("updateExclude waited %v for the lock", d)
+	}
+	if after := snapshot(t, top); after != before {
+		t.Errorf("files changed while info was locked:\n%s\nwant:\n%s", after, before)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	if err := updateExclude(top, []string{"/.env"}); err != nil {
+		t.Errorf("updateExclude once the lock is free: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package mount
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,27 @@ func TestExcludeBlocks(t *testing.T) {
 	want := []string{"/CLAUDE.md", "/sub/.env"}
 	if p := got["/p"]; len(p) != len(want) || p[0] != want[0] || p[1] != want[1] {
 		t.Errorf("/p: %q, want %q", p, want)
+	}
+}
+
+// TestExcludeBlocksLineBreak: a placeholder whose name holds a line break
+// (a project file's protect pattern "x\n/notes/todo.txt", with a directory
+// "x\n/notes" in the workdir) gets no line: gitignore cannot quote one, and
+// what follows the break would be a pattern of its own, anchored at the
+// top of the whole repository, hiding a path outside the workdir from the
+// user's git status.
+func TestExcludeBlocksLineBreak(t *testing.T) {
+	rs := []record{{Placeholders: []Placeholder{
+		{Path: "/p/sub/x\n/notes/todo.txt", Top: "/p"},
+		{Path: "/p/sub/y\r\n/notes/b.txt", Top: "/p"},
+		{Path: "/p/sub/ends\r", Top: "/p"},
+		{Path: "/p/sub/CLAUDE.md", Top: "/p"},
+	}}}
+	got := excludeBlocks([]string{"/p"}, rs)["/p"]
+	if len(got) != 1 || got[0] != "/sub/CLAUDE.md" {
+		t.Errorf("block lines %q, want only /sub/CLAUDE.md", got)
+	}
+	if ex := GitExclude("/p", rs[0].Placeholders); strings.Contains(ex, "/notes/") || strings.Contains(ex, "\r") {
+		t.Errorf("GitExclude names a path after a line break:\n%s", ex)
 	}
 }

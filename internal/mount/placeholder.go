@@ -133,7 +133,8 @@ const GitExcludePath = "/run/stockade/git-exclude"
 // out exactly the placeholders ps: without it git inside the sandbox lists
 // each as untracked, and an agent's "git add -A" commits an empty .env
 // and CLAUDE.md. Placeholders outside top, or in a .git directory, are
-// left out of it; "" when none is left.
+// left out of it, as are those whose name holds a line break; "" when
+// none is left.
 func GitExclude(top string, ps []Placeholder) string {
 	lines := excludeLines(top, ps)
 	if len(lines) == 0 {
@@ -154,13 +155,21 @@ func excludeLines(top string, ps []Placeholder) []string {
 		if slices.Contains(strings.Split(rel, "/"), ".git") {
 			continue
 		}
+		// gitignore cannot quote a line break: what follows one would be
+		// a pattern of its own, anchored at the top (a project file's
+		// protect "x\n/notes/todo.txt" hiding /notes/ of the whole
+		// repository), and git drops a CR before one ("/a\r" leaves out
+		// "a"). Such a placeholder stays listed.
+		if strings.ContainsAny(rel, "\n\r") {
+			continue
+		}
 		var b strings.Builder
 		b.WriteString("/")
-		for _, c := range rel {
-			if strings.ContainsRune(`\*?[!# `, c) {
+		for i := range len(rel) { // bytes: a name need not be UTF-8
+			if strings.IndexByte(`\*?[!# `, rel[i]) >= 0 {
 				b.WriteByte('\\')
 			}
-			b.WriteRune(c)
+			b.WriteByte(rel[i])
 		}
 		if p.Dir {
 			b.WriteString("/")

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -218,4 +219,85 @@ func TestHostGitExcludeRW(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(e.workdir, ".git")); err == nil {
 		t.Error("a .git appeared in the workdir")
 	}
+}
+
+// TestHostGitExcludeTopSwapped: a session whose workdir holds another
+// session's repository (started before that repository was made, so that
+// nothing of it is pinned in its view) swaps a directory on the way to it
+// for a symlink to a repository outside every sandbox. When the other
+// session ends while a third still holds placeholders there, the block is
+// not written into the repository the link names: the top is opened
+// following no symlink.
+func TestHostGitExcludeTopSwapped(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is missing (scripts/test.sh installs it)")
+	}
+	e := newEnv(t)
+	gitInit := func(dir string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init %s: %v\n%s", dir, err, out)
+		}
+	}
+	victim := filepath.Join(filepath.Dir(e.home), "victim")
+	gitInit(filepath.Join(victim, "p"))
+	victimExclude := filepath.Join(victim, "p", ".git", "info", "exclude")
+	e.write(victimExclude, "# the victim's own\n")
+	for _, f := range []string{"fifo-up-b", "fifo-go-b"} {
+		if err := unix.Mkfifo(filepath.Join(e.workdir, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		r := e.run("", nil, "run", "--log-level", "error", "--", "sh", "-c",
+			"echo up > fifo-up-b; cat fifo-go-b >/dev/null; mv d d2 && ln -s "+victim+" d")
+		if r.code != 0 {
+			t.Errorf("the swapping session: exit %d\n%s", r.code, r.stderr)
+		}
+	})
+	readFIFO(t, filepath.Join(e.workdir, "fifo-up-b"))
+	p := filepath.Join(e.workdir, "d", "p")
+	gitInit(p)
+	for _, f := range []string{"fifo-up-a", "fifo-go-a", "fifo-up-c", "fifo-go-c"} {
+		if err := unix.Mkfifo(filepath.Join(p, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended := map[string]chan struct{}{"a": make(chan struct{}), "c": make(chan struct{})}
+	for _, me := range []string{"a", "c"} {
+		wg.Go(func() {
+			defer close(ended[me])
+			e.run("", nil, "run", "--log-level", "error", "--workdir", p, "--protect", "EXTRA-"+me+".md", "--",
+				"sh", "-c", "echo up > fifo-up-"+me+"; cat fifo-go-"+me+" >/dev/null")
+		})
+		readFIFO(t, filepath.Join(p, "fifo-up-"+me))
+	}
+	writeFIFO(t, filepath.Join(e.workdir, "fifo-go-b"))
+	if !waitFor(func() bool {
+		fi, err := os.Lstat(filepath.Join(e.workdir, "d"))
+		return err == nil && fi.Mode()&os.ModeSymlink != 0
+	}) {
+		t.Fatal("the swapping session did not swap")
+	}
+	moved := filepath.Join(e.workdir, "d2", "p")
+	writeFIFO(t, filepath.Join(moved, "fifo-go-a"))
+	// a's end rewrites the block of d/p with what c holds; c goes last.
+	select {
+	case <-ended["a"]:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first session did not end")
+	}
+	if got, _ := os.ReadFile(victimExclude); string(got) != "# the victim's own\n" {
+		t.Errorf("the info/exclude of the repository the link names was written:\n%s", got)
+	}
+	if _, err := os.Lstat(filepath.Join(victim, "p", ".git", "info", "exclude.stockade-spare")); err == nil {
+		t.Error("a spare was made in the repository the link names")
+	}
+	writeFIFO(t, filepath.Join(moved, "fifo-go-c"))
+	wg.Wait()
 }

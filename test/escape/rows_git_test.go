@@ -79,6 +79,24 @@ var gitRows = []row{
 	{name: "git_exclude_spare_symlink", setup: gitRepo(excludeVictim),
 		args: sh(`ln -sf {spare}/victim {work}/.git/info/exclude.stockade-spare; echo done`),
 		want: "done", check: excludeLeftAlone("")},
+	// A project file (a stranger's repository) protects a name with a
+	// line break, "x\n/notes/todo.txt", under a directory "x\n/notes" it
+	// ships: the placeholder's line in the host repository's block must
+	// not become two, the second a pattern anchored at the repository's
+	// top ("/notes/todo.txt"), which in a monorepo whose subdirectory is
+	// the workdir hides a path outside the project from the user's git
+	// status. The command reads the block while it runs, and the exclude
+	// file of its own git.
+	{name: "git_exclude_line_break", setup: gitRepo(lineBreakProtect),
+		args: sh(`grep -qx '/notes/todo.txt' {work}/.git/info/exclude /run/stockade/git-exclude && echo INJECTED || echo clean`),
+		want: "clean"},
+}
+
+func lineBreakProtect(fx *fixture) error {
+	if err := os.MkdirAll(filepath.Join(fx.work, "x\n", "notes"), 0o755); err != nil {
+		return err
+	}
+	return fx.writeFile("work/.stockade.json", `{"protect": ["x\n/notes/todo.txt"]}`+"\n", 0o644)
 }
 
 // victimSecret is in a file of the user's outside the project that looks
