@@ -107,18 +107,25 @@ const excludeSpare = "exclude.stockade-spare"
 func rewriteExclude(info *beneath.Root, lines []string) error {
 	old, st, err := readExclude(info)
 	missing := errors.Is(err, unix.ENOENT)
-	if missing {
+	var dirSt unix.Stat_t
+	if err := unix.Fstat(info.Fd(), &dirSt); err != nil {
+		return os.NewSyscallError("fstat", err)
+	}
+	switch {
+	case missing:
 		if len(lines) == 0 {
 			return nil
 		}
 		// A new file: the info directory's owner's, as git would make it.
-		var dirSt unix.Stat_t
-		if err := unix.Fstat(info.Fd(), &dirSt); err != nil {
-			return os.NewSyscallError("fstat", err)
-		}
 		st = unix.Stat_t{Mode: unix.S_IFREG | 0o644, Uid: dirSt.Uid, Gid: dirSt.Gid}
-	} else if err != nil {
+	case err != nil:
 		return symlinkSaid(err)
+	case st.Uid != dirSt.Uid:
+		// Not the file git made: another user's, which the command can
+		// move here from a directory it may write but not read. A root
+		// supervisor would write it out again, with the block, as a file
+		// of that owner that the command can move back.
+		return fmt.Errorf("%s belongs to uid %d, not to the owner of %s (uid %d): left alone", info.Join("exclude"), st.Uid, info.Path(), dirSt.Uid)
 	}
 	content, err := editExclude(old, lines)
 	if err != nil {

@@ -60,6 +60,7 @@ func TestUpdateExclude(t *testing.T) {
 		uid := os.Getuid()
 		if uid == 0 {
 			uid = 12345 // as root, in a user's repository: the file stays the user's
+			os.Chown(filepath.Dir(ex), uid, uid)
 			os.Chown(ex, uid, uid)
 		}
 		if err := updateExclude(top, []string{"/.env", "/CLAUDE.md"}); err != nil {
@@ -374,6 +375,33 @@ func BenchmarkRecordsExclude(b *testing.B) {
 	}
 }
 
+// TestUpdateExcludeForeignOwner: an exclude of an owner other than its
+// info directory's is another user's file the command moved there (one in
+// a directory it may write but not read): a root supervisor leaves it as it
+// is, rather than write it out again, block and all, as a file of that
+// owner that the command can move back.
+func TestUpdateExcludeForeignOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can make a file of another user; the root pass runs this")
+	}
+	const secret = "# not for the command\n"
+	top := repo(t)
+	ex := filepath.Join(top, ".git", "info", "exclude")
+	if err := os.WriteFile(ex, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(ex, 0o600)
+	os.Chown(ex, 12345, 12345)
+	before := snapshot(t, top)
+	err := updateExclude(top, []string{"/.env"})
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 12345") {
+		t.Errorf("updateExclude: %v, want it left alone for its owner", err)
+	}
+	if after := snapshot(t, top); after != before {
+		t.Errorf("files changed:\n%s\nwant:\n%s", after, before)
+	}
+}
+
 // TestUpdateExcludeSparePreopened: a spare the command made and holds
 // open, readable, is not written with what exclude holds when exclude is
 // not as readable (another mode, another owner: a root supervisor reads
@@ -387,9 +415,8 @@ func TestUpdateExcludeSparePreopened(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(ex, 0o600)
-	if os.Geteuid() == 0 {
-		os.Chown(ex, 12345, 12345) // a file of another user, moved there
-	}
+	// (As root, a file of another user moved there is left alone:
+	// TestUpdateExcludeForeignOwner.)
 	spare := filepath.Join(top, ".git", "info", excludeSpare)
 	if err := os.WriteFile(spare, nil, 0o644); err != nil {
 		t.Fatal(err)
