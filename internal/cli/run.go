@@ -156,6 +156,9 @@ func (c *runCmd) run() error {
 			Planned: func() error {
 				report, _ := svc.Limits() // checked before this stage
 				e := c.enforcement(r, home, report)
+				if svc.StoreBusy() {
+					e.Downgrades = append(e.Downgrades, job.StoreBusy)
+				}
 				printStatus(log, j.ID, e)
 				rec.Started(e.line(), e.Loosenings)
 				return nil
@@ -318,6 +321,13 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if c.Containers {
 		j.Containers, j.RequireDigest = true, c.RequireDigest
 		j.EngineLog = filepath.Join(stateHome(home), "stockade", "engine", id+".log")
+		if es.store {
+			key, err := sandboxhome.Key(r.Policy.Workdir)
+			if err != nil {
+				return job.Job{}, r, home, err
+			}
+			j.EngineData, j.EngineKey = stockadeData(home), key
+		}
 	}
 	j.Pod, j.Registries = es.pod, es.registries
 	c.loosened = append(c.loosened, es.loosened...)
