@@ -170,6 +170,8 @@ func TestContainersFlags(t *testing.T) {
 		{[]string{"--containers", "--pod-allow", "a b"}, `flag --pod-allow: "a b" is not a network rule`},
 		{[]string{"--containers", "--registry-allow", "ghcr.io/org"}, `flag --registry-allow: "ghcr.io/org" is not a registry`},
 		{[]string{"--containers", "--registry-allow", "*.example.com"}, `is not a registry`},
+		{[]string{"--containers-storage", "session"}, "--containers-storage is a setting of the container engine; add --containers"},
+		{[]string{"--containers", "--containers-storage", "host"}, `flag --containers-storage: "host" is not a storage; write project or session`},
 	} {
 		res := e.run("", nil, append(append([]string{"run"}, c.args...), "--", "true")...)
 		lines := stderrLines(res.stderr)
@@ -459,5 +461,128 @@ func TestContainersLeaveHostCgroups(t *testing.T) {
 	}
 	if l := list(); len(l) != 0 {
 		t.Errorf("%s holds %v after the run", dir, l)
+	}
+}
+
+// storeOf is the project's engine storage in e's data directory, after a
+// run made it; removed at the test's end as the README says, which is
+// itself checked: an unprivileged user cannot rm -rf files the engine
+// owns by subordinate ids.
+func (e *env) storeOf(t *testing.T) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/proj-*"))
+	if len(m) != 1 {
+		t.Fatalf("engine storages %q, want one for the project", m)
+	}
+	return m[0]
+}
+
+// removeStore removes the storage the way the README says.
+func removeStore(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `cd / && if [ "$(id -u)" = 0 ]; then rm -rf "$1"; else podman unshare rm -rf "$1"; fi`, "sh", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("removing %s: %v: %s", dir, err, out)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Errorf("%s is still there after the README's removal", dir)
+	}
+}
+
+// TestContainersStorePersists: what the engine stored in one session (an
+// image, containers) is there in the next session of the project, and not
+// in another project's or with --containers-storage session; a container
+// made in the first session is judged again by the hooks when the second
+// starts it; the storage is the user's, 0700, and holds nothing the
+// command could reach.
+func TestContainersStorePersists(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	res := e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", importImage+
+		`podman --remote create --name good img echo good-again >/dev/null && `+
+		`podman --remote create --name bad --cap-add ALL img echo bad-ran >/dev/null && echo made`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "made" {
+		t.Fatalf("first session: %q (exit %d)\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	store := e.storeOf(t)
+	t.Cleanup(func() { removeStore(t, store) })
+	fi, err := os.Stat(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); fi.Mode().Perm() != 0o700 || int(st.Uid) != os.Getuid() {
+		t.Errorf("%s: mode %v owner %d, want 0700 and %d", store, fi.Mode().Perm(), st.Uid, os.Getuid())
+	}
+	res = e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c",
+		`podman --remote images --format '{{.Repository}}'; podman --remote start -a good; `+
+			`podman --remote start -a bad 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1`)
+	want := "localhost/img\ngood-again\nstockade refused the container (check capabilities)"
+	if res.code != 0 || strings.TrimSpace(res.stdout) != want {
+		t.Fatalf("second session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
+	}
+	// A session storage sees none of it and leaves it as it is.
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--containers-storage", "session", "--", "sh", "-c",
+		`podman --remote images -q | wc -l`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "0" {
+		t.Errorf("--containers-storage session: %q images (exit %d), want 0\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	// Another project has its own.
+	other := filepath.Join(e.home, "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--workdir", other, "--containers", "--", "sh", "-c", `podman --remote images -q | wc -l`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "0" {
+		t.Errorf("another project: %q images (exit %d), want 0\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/other-*")); len(m) == 1 {
+		t.Cleanup(func() { removeStore(t, m[0]) })
+	} else {
+		t.Errorf("another project's storages: %q, want one", m)
+	}
+}
+
+// TestContainersStoreConcurrent: a second session of the project while
+// the first runs gets a storage of its own, says so, and works; the
+// project's storage is whole after both.
+func TestContainersStoreConcurrent(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	started, done := filepath.Join(e.workdir, "started"), filepath.Join(e.workdir, "done")
+	for _, p := range []string{started, done} {
+		if err := syscall.Mkfifo(p, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := make(chan result, 1)
+	go func() {
+		first <- e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", importImage+
+			`echo up >started; read x <done; podman --remote run --rm img echo first-works; podman --remote images --format '{{.Repository}}'`)
+	}()
+	f, err := os.Open(started) // blocks until the first session's engine has the image
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	second := e.runCtr(2*time.Minute, "run", "--log-level", "warn", "--containers", "--", "sh", "-c", importImage+
+		`podman --remote run --rm img echo second-works`)
+	if w, err := os.OpenFile(done, os.O_WRONLY, 0); err == nil {
+		w.WriteString("done\n")
+		w.Close()
+	}
+	r1 := <-first
+	if m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/proj-*")); len(m) == 1 {
+		t.Cleanup(func() { removeStore(t, m[0]) })
+	}
+	if second.code != 0 || strings.TrimSpace(second.stdout) != "second-works" || !strings.Contains(second.stderr, "another session of this project holds its container storage") {
+		t.Errorf("second session: %q (exit %d), want second-works and the notice\nstderr: %s", second.stdout, second.code, second.stderr)
+	}
+	if r1.code != 0 || strings.TrimSpace(r1.stdout) != "first-works\nlocalhost/img" {
+		t.Errorf("first session: %q (exit %d)\nstderr: %s", r1.stdout, r1.code, r1.stderr)
+	}
+	res := e.runCtr(2*time.Minute, "run", "--log-level", "warn", "--containers", "--", "sh", "-c",
+		`podman --remote run --rm img echo third-works`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "third-works" || strings.Contains(res.stderr, "another session") {
+		t.Errorf("after both: %q (exit %d), want third-works from the kept image\nstderr: %s", res.stdout, res.code, res.stderr)
 	}
 }
