@@ -320,6 +320,12 @@ func (e *Engine) Start() error {
 		}
 		return fmt.Errorf("starting the container engine: %s (its log has more)", msg)
 	}
+	// The launcher has mounted the storage: the supervisor keeps no way
+	// into it.
+	if e.store != nil {
+		e.store.Close()
+		e.store = nil
+	}
 	if e.Listeners, err = toListeners(fds); err != nil {
 		return fmt.Errorf("starting the container engine: %w", err)
 	}
