@@ -465,9 +465,7 @@ func TestContainersLeaveHostCgroups(t *testing.T) {
 }
 
 // storeOf is the project's engine storage in e's data directory, after a
-// run made it; removed at the test's end as the README says, which is
-// itself checked: an unprivileged user cannot rm -rf files the engine
-// owns by subordinate ids.
+// run made it (newEnv's cleanup removes it).
 func (e *env) storeOf(t *testing.T) string {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/proj-*"))
@@ -477,7 +475,9 @@ func (e *env) storeOf(t *testing.T) string {
 	return m[0]
 }
 
-// removeStore removes the storage the way the README says.
+// removeStore removes the storage the way the README says, and checks
+// that it is gone: an unprivileged user cannot rm -rf files the engine
+// owns by subordinate ids.
 func removeStore(t *testing.T, dir string) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", `cd / && if [ "$(id -u)" = 0 ]; then rm -rf "$1"; else podman unshare rm -rf "$1"; fi`, "sh", dir)
@@ -506,7 +506,6 @@ func TestContainersStorePersists(t *testing.T) {
 		t.Fatalf("first session: %q (exit %d)\nstderr: %s", res.stdout, res.code, res.stderr)
 	}
 	store := e.storeOf(t)
-	t.Cleanup(func() { removeStore(t, store) })
 	fi, err := os.Stat(store)
 	if err != nil {
 		t.Fatal(err)
@@ -540,9 +539,7 @@ func TestContainersStorePersists(t *testing.T) {
 	if res.code != 0 || strings.TrimSpace(res.stdout) != "0" {
 		t.Errorf("another project: %q images (exit %d), want 0\nstderr: %s", res.stdout, res.code, res.stderr)
 	}
-	if m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/other-*")); len(m) == 1 {
-		t.Cleanup(func() { removeStore(t, m[0]) })
-	} else {
+	if m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/other-*")); len(m) != 1 {
 		t.Errorf("another project's storages: %q, want one", m)
 	}
 }
@@ -576,9 +573,6 @@ func TestContainersStoreConcurrent(t *testing.T) {
 		w.Close()
 	}
 	r1 := <-first
-	if m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/proj-*")); len(m) == 1 {
-		t.Cleanup(func() { removeStore(t, m[0]) })
-	}
 	if second.code != 0 || strings.TrimSpace(second.stdout) != "second-works" || !strings.Contains(second.stderr, "another session of this project holds its container storage") {
 		t.Errorf("second session: %q (exit %d), want second-works and the notice\nstderr: %s", second.stdout, second.code, second.stderr)
 	}
