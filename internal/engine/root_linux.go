@@ -226,8 +226,9 @@ func bindEntry(src, dst string) error {
 }
 
 // mountStore moves the detached mount store onto dst. Init cloned it
-// nosuid and nodev, which its user namespace, less privileged than the
-// host's, locks: not even the engine's root can clear them.
+// nosuid and nodev; the engine's mount namespace, made with a user
+// namespace less privileged than the launcher's, gets the flags locked:
+// not even the engine's root can clear them.
 func mountStore(dst string, store *os.File) error {
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return err

@@ -524,6 +524,13 @@ func TestContainersStorePersists(t *testing.T) {
 	if res.code != 0 || strings.TrimSpace(res.stdout) != want {
 		t.Fatalf("second session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
 	}
+	// The facts are the starting session's: under --require-digest a
+	// container made from a tag in an earlier session is refused.
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--require-digest", "--", "sh", "-c",
+		`podman --remote start -a good 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1`)
+	if want := "stockade refused the container (check image)"; res.code != 0 || strings.TrimSpace(res.stdout) != want {
+		t.Errorf("--require-digest session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
+	}
 	// A session storage sees none of it and leaves it as it is.
 	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--containers-storage", "session", "--", "sh", "-c",
 		`podman --remote images -q | wc -l`)
