@@ -493,7 +493,7 @@ func removeStore(t *testing.T, dir string) {
 // image, containers) is there in the next session of the project, and not
 // in another project's or with --containers-storage session; a container
 // made in the first session is judged again by the hooks when the second
-// starts it, and one left running is removed; the storage is the user's, 0700, and holds nothing the
+// starts it, and one left running is removed; a build finds its cache; the storage is the user's, 0700, and holds nothing the
 // command could reach.
 func TestContainersStorePersists(t *testing.T) {
 	requireContainers(t)
@@ -501,7 +501,9 @@ func TestContainersStorePersists(t *testing.T) {
 	res := e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", importImage+
 		`podman --remote create --name good img echo good-again >/dev/null && `+
 		`podman --remote create --name bad --cap-add ALL img echo bad-ran >/dev/null && `+
-		`podman --remote run -d --name left img nc -l -p 9999 >/dev/null && echo made`)
+		`podman --remote run -d --name left img nc -l -p 9999 >/dev/null && `+
+		`mkdir ctx && printf 'FROM localhost/img\nRUN echo built >/built\n' >ctx/Containerfile && `+
+		`podman --remote build -q --network none -t built ctx >/dev/null && echo made`)
 	if res.code != 0 || strings.TrimSpace(res.stdout) != "made" {
 		t.Fatalf("first session: %q (exit %d)\nstderr: %s", res.stdout, res.code, res.stderr)
 	}
@@ -514,13 +516,14 @@ func TestContainersStorePersists(t *testing.T) {
 		t.Errorf("%s: mode %v owner %d, want 0700 and %d", store, fi.Mode().Perm(), st.Uid, os.Getuid())
 	}
 	res = e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c",
-		`podman --remote images --format '{{.Repository}}'; podman --remote start -a good; `+
+		`podman --remote images --format '{{.Repository}}' | sort; podman --remote start -a good; `+
 			`podman --remote start -a bad 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1; `+
-			`podman --remote rm -f left >/dev/null && echo left-removed`)
+			`podman --remote rm -f left >/dev/null && echo left-removed; `+
+			`podman --remote build --network none -t built ctx 2>&1 | grep -c 'Using cache'`)
 	// A container left running by the first session's end: the engine
 	// finds it stopped (its run root, with its state, went with the
 	// session) and removes it.
-	want := "localhost/img\ngood-again\nstockade refused the container (check capabilities)\nleft-removed"
+	want := "localhost/built\nlocalhost/img\ngood-again\nstockade refused the container (check capabilities)\nleft-removed\n1"
 	if res.code != 0 || strings.TrimSpace(res.stdout) != want {
 		t.Fatalf("second session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
 	}
