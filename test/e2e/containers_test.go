@@ -595,3 +595,41 @@ func TestContainersStoreConcurrent(t *testing.T) {
 		t.Errorf("after both: %q (exit %d), want third-works from the kept image\nstderr: %s", res.stdout, res.code, res.stderr)
 	}
 }
+
+// TestContainersStoreKill: the storage's lock dies with the
+// supervisor that held it, killed, and its sandbox with it: the next
+// session has the project's storage, whole.
+func TestContainersStoreKill(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	e.stopSessions()
+	res := e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", importImage+`echo imported`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "imported" {
+		t.Fatalf("first session: %q (exit %d)\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	r := e.run("", nil, "run", "-d", "--log-level", "error", "--containers", "--", "sleep", "1000")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || len(id) != 6 {
+		t.Fatalf("run -d: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	var pid int
+	for _, s := range e.list(false) {
+		if s.ID == id {
+			pid = s.PID
+		}
+	}
+	if pid <= 0 {
+		t.Fatalf("session %s has no supervisor pid in the list", id)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	res = e.runCtr(2*time.Minute, "run", "--log-level", "warn", "--containers", "--", "sh", "-c", `podman --remote run --rm img echo kept`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "kept" || strings.Contains(res.stderr, "another session") {
+		t.Errorf("after the kill: %q (exit %d), want kept from the project's storage\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+}
