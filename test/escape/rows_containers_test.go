@@ -180,6 +180,13 @@ var containerRows = []row{
 			`ls "$d" >/dev/null 2>&1 && s="READ $d"; touch "$d/planted" 2>/dev/null && s="WROTE $d"; done; `+
 			`grep -q 'stockade/engine\|stockade-engine' /proc/self/mountinfo && s=MOUNTED; echo $s`,
 		"DENIED"),
+	// The same storage in a tree the sandbox sees (a --rw path, or the
+	// workdir, holding stockade's data directory): the engine gets a
+	// storage of the session's instead, and the project's is not made.
+	podRow("containers_store_in_rw_path", []string{"--rw", "{data}"},
+		`podman --remote run --rm img true >/dev/null; s=DENIED; for d in {data}/stockade/engine/*; do `+
+			`ls "$d" >/dev/null 2>&1 && s="READ $d"; touch "$d/planted" 2>/dev/null && s="WROTE $d"; done; echo $s`,
+		"DENIED"),
 	// A container left running when the command exits, planting a name a
 	// placeholder holds (.envrc runs at the user's next cd with direnv)
 	// over and over: init cannot signal the engine's processes, so the
