@@ -197,12 +197,13 @@ func (c *runCmd) enforcement(r policy.Resolved, home string, report cgroup.Repor
 }
 
 // storeExposed is the workdir or the --ro or --rw path that holds the
-// engine's storage store, or "": the command would see the records the
-// hooks trust, and write them in the workdir or a --rw path.
+// engine's storage store, or lies in it, or "": the command would see the
+// records the hooks trust, and write them in the workdir or a --rw path.
 func storeExposed(store string, p policy.Policy) string {
 	canon := existingCanon(store)
 	for _, d := range append(append([]string{p.Workdir}, p.RW...), p.RO...) {
-		if c := existingCanon(d); canon == c || strings.HasPrefix(canon, strings.TrimSuffix(c, "/")+"/") {
+		c := existingCanon(d)
+		if canon == c || strings.HasPrefix(canon, strings.TrimSuffix(c, "/")+"/") || strings.HasPrefix(c, canon+"/") {
 			return d
 		}
 	}
