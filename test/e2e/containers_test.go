@@ -575,14 +575,31 @@ func TestContainersStoreConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Read the line before closing: a writer that finds no reader any
+	// more dies of SIGPIPE.
+	if line, _ := bufio.NewReader(f).ReadString('\n'); line != "up\n" {
+		f.Close()
+		t.Fatalf("the first session said %q, not up: %+v", line, <-first)
+	}
 	f.Close()
 	second := e.runCtr(2*time.Minute, "run", "--log-level", "warn", "--containers", "--", "sh", "-c", importImage+
 		`podman --remote run --rm img echo second-works`)
-	if w, err := os.OpenFile(done, os.O_WRONLY, 0); err == nil {
-		w.WriteString("done\n")
-		w.Close()
+	// The first session reads done, unless it has ended meanwhile.
+	var r1 result
+	for waiting := true; waiting; {
+		select {
+		case r1 = <-first:
+			waiting = false
+		default:
+			if w, err := os.OpenFile(done, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.WriteString("done\n")
+				w.Close()
+				r1, waiting = <-first, false
+			} else {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
 	}
-	r1 := <-first
 	if second.code != 0 || strings.TrimSpace(second.stdout) != "second-works" || !strings.Contains(second.stderr, "another session of this project holds its container storage") {
 		t.Errorf("second session: %q (exit %d), want second-works and the notice\nstderr: %s", second.stdout, second.code, second.stderr)
 	}
