@@ -11,12 +11,13 @@ import (
 
 // containerFlags are run's flags of the container engine.
 type containerFlags struct {
-	Containers    bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
-	PodPolicy     *string  `name:"pod-policy" help:"The containers' egress, with --containers: unset, the agent's policy and rules plus --pod-allow and --pod-block; deny, only --pod-allow; allow, every public address but --pod-block (loosening)." placeholder:"deny|allow"`
-	PodAllow      []string `name:"pod-allow" sep:"," help:"With --containers: let the containers reach HOST, *.SUFFIX, IP or CIDR, with an optional :PORT, or a preset; repeatable or comma-separated." placeholder:"RULE"`
-	PodBlock      []string `name:"pod-block" sep:"," help:"With --containers: block a host, wildcard, IP or CIDR for the containers (wins over allow); repeatable or comma-separated." placeholder:"RULE"`
-	RequireDigest bool     `name:"require-digest" help:"With --containers: refuse a container whose image is not named by digest (NAME@sha256:...)."`
-	RegistryAllow []string `name:"registry-allow" sep:"," help:"With --containers: let the engine pull images from this registry (HOST[:PORT] on HTTPS, http://HOST[:PORT] on plain HTTP), through a proxy of its own that lets out nothing else; the command's own traffic is not let out there. Loosening: the engine can push there too. Repeatable or comma-separated." placeholder:"REGISTRY"`
+	Containers        bool     `help:"Give the sandbox a container engine (podman's API, for the docker and podman clients; DOCKER_HOST and CONTAINER_HOST point at it), inside the sandbox's walls. Needs podman and subordinate ids."`
+	PodPolicy         *string  `name:"pod-policy" help:"The containers' egress, with --containers: unset, the agent's policy and rules plus --pod-allow and --pod-block; deny, only --pod-allow; allow, every public address but --pod-block (loosening)." placeholder:"deny|allow"`
+	PodAllow          []string `name:"pod-allow" sep:"," help:"With --containers: let the containers reach HOST, *.SUFFIX, IP or CIDR, with an optional :PORT, or a preset; repeatable or comma-separated." placeholder:"RULE"`
+	PodBlock          []string `name:"pod-block" sep:"," help:"With --containers: block a host, wildcard, IP or CIDR for the containers (wins over allow); repeatable or comma-separated." placeholder:"RULE"`
+	RequireDigest     bool     `name:"require-digest" help:"With --containers: refuse a container whose image is not named by digest (NAME@sha256:...)."`
+	ContainersStorage *string  `name:"containers-storage" help:"With --containers: where the engine keeps images, containers and build cache: project (the default), a directory of this project's on the host, kept between sessions (one session at a time uses it; another gets a session one); session, a tmpfs that ends with the session." placeholder:"project|session"`
+	RegistryAllow     []string `name:"registry-allow" sep:"," help:"With --containers: let the engine pull images from this registry (HOST[:PORT] on HTTPS, http://HOST[:PORT] on plain HTTP), through a proxy of its own that lets out nothing else; the command's own traffic is not let out there. Loosening: the engine can push there too. Repeatable or comma-separated." placeholder:"REGISTRY"`
 }
 
 // engineSettings are the engine's flags, parsed.
@@ -24,6 +25,7 @@ type engineSettings struct {
 	pod        job.PodPolicy
 	registries []engine.Registry
 	loosened   []string // the loosenings they add
+	store      bool     // the project's storage, kept between sessions (--containers-storage)
 }
 
 // parse reads the flags, before anything is made: a bad value, or a flag
@@ -38,12 +40,23 @@ func (f containerFlags) parse(p policy.Policy) (engineSettings, error) {
 			{"--pod-policy", f.PodPolicy != nil}, {"--pod-allow", len(f.PodAllow) > 0},
 			{"--pod-block", len(f.PodBlock) > 0}, {"--registry-allow", len(f.RegistryAllow) > 0},
 			{"--require-digest", f.RequireDigest},
+			{"--containers-storage", f.ContainersStorage != nil},
 		} {
 			if g.set {
 				return es, usageError{fmt.Errorf("%s is a setting of the container engine; add --containers", g.name)}
 			}
 		}
 		return es, nil
+	}
+	es.store = true
+	if f.ContainersStorage != nil {
+		switch *f.ContainersStorage {
+		case "project":
+		case "session":
+			es.store = false
+		default:
+			return es, usageError{fmt.Errorf("flag --containers-storage: %q is not a storage; write project or session", *f.ContainersStorage)}
+		}
 	}
 	if f.PodPolicy != nil {
 		if _, err := egress.ParseMode(*f.PodPolicy); err != nil {

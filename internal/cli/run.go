@@ -43,13 +43,14 @@ type runCmd struct {
 	Command []string `arg:"" optional:"" passthrough:"partial" help:"${command_help}" placeholder:"-- CMD [ARGS...]"`
 
 	// Set by the agent commands (agent.go), not by flags.
-	homeName string                                                   // the sandbox HOME's name (sandboxhome.Rel)
-	agent    string                                                   // the agent's name, for the audit log and list
-	display  []string                                                 // the command as the user gave it (nil: the argv)
-	guide    *session.Guide                                           // the agent's guide, by hash
-	loosened []string                                                 // loosenings the agent's settings add (a plain-http upstream)
-	extraEnv map[string]string                                        // variables the agent profile sets
-	prepare  func(*job.Job, policy.Resolved, *sandboxhome.Home) error // the agent's last word on the job
+	homeName   string                                                   // the sandbox HOME's name (sandboxhome.Rel)
+	agent      string                                                   // the agent's name, for the audit log and list
+	display    []string                                                 // the command as the user gave it (nil: the argv)
+	guide      *session.Guide                                           // the agent's guide, by hash
+	loosened   []string                                                 // loosenings the agent's settings add (a plain-http upstream)
+	downgraded []string                                                 // what the run gets less of than asked (printed as warnings)
+	extraEnv   map[string]string                                        // variables the agent profile sets
+	prepare    func(*job.Job, policy.Resolved, *sandboxhome.Home) error // the agent's last word on the job
 
 	// progress is the line that shows the long steps of an agent's or an
 	// engine's start on a terminal (nil: none; see startProgress).
@@ -156,6 +157,9 @@ func (c *runCmd) run() error {
 			Planned: func() error {
 				report, _ := svc.Limits() // checked before this stage
 				e := c.enforcement(r, home, report)
+				if svc.StoreBusy() {
+					e.Downgrades = append(e.Downgrades, job.StoreBusy)
+				}
 				printStatus(log, j.ID, e)
 				rec.Started(e.line(), e.Loosenings)
 				return nil
@@ -188,7 +192,40 @@ func (c *runCmd) run() error {
 func (c *runCmd) enforcement(r policy.Resolved, home string, report cgroup.Report) enforcement {
 	e := enforcementOf(r, home, report)
 	e.Loosenings = append(e.Loosenings, c.loosened...)
+	e.Downgrades = append(e.Downgrades, c.downgraded...)
 	return e
+}
+
+// storeExposed is the workdir or the --ro or --rw path that holds the
+// engine's storage store, or lies in it, or "": the command would see the
+// records the hooks trust, and write them in the workdir or a --rw path.
+func storeExposed(store string, p policy.Policy) string {
+	canon := existingCanon(store)
+	for _, d := range append(append([]string{p.Workdir}, p.RW...), p.RO...) {
+		c := existingCanon(d)
+		if canon == c || strings.HasPrefix(canon, strings.TrimSuffix(c, "/")+"/") || strings.HasPrefix(c, canon+"/") {
+			return d
+		}
+	}
+	return ""
+}
+
+// existingCanon is p with every symlink of its longest existing prefix
+// resolved.
+func existingCanon(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for {
+		if c, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{c}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
 }
 
 // job resolves the policy and everything else a run needs into a Job;
@@ -318,6 +355,18 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if c.Containers {
 		j.Containers, j.RequireDigest = true, c.RequireDigest
 		j.EngineLog = filepath.Join(stateHome(home), "stockade", "engine", id+".log")
+		if es.store {
+			key, err := sandboxhome.Key(r.Policy.Workdir)
+			if err != nil {
+				return job.Job{}, r, home, err
+			}
+			store := filepath.Join(stockadeData(home), engine.StoreDir, key)
+			if bound := storeExposed(store, r.Policy); bound != "" {
+				c.downgraded = append(c.downgraded, fmt.Sprintf("--containers: the engine's storage %s lies in %s, which the sandbox sees: this session's storage is its own, and ends with it", store, bound))
+			} else {
+				j.EngineData, j.EngineKey = stockadeData(home), key
+			}
+		}
 	}
 	j.Pod, j.Registries = es.pod, es.registries
 	c.loosened = append(c.loosened, es.loosened...)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/session"
@@ -17,6 +18,11 @@ import (
 func (c *runCmd) session(j job.Job, r policy.Resolved, home string, log logger) error {
 	store := session.NewStore(stateHome(home))
 	e := c.enforcement(r, home, cgroup.Probe(limitsOf(r)))
+	if j.EngineKey != "" && engine.Busy(j.EngineData, j.EngineKey) {
+		// The supervisor takes the lock, and says so again if it
+		// finds it taken after all.
+		e.Downgrades = append(e.Downgrades, job.StoreBusy)
+	}
 	printStatus(log, j.ID, e)
 	cfg := c.sessionConfig(j, r)
 	cfg.Loosened, cfg.Enforcement = e.Loosenings, e.line()

@@ -224,3 +224,8 @@ type Options struct {
 	// OnRefusal hears each container the hooks refuse (nil: none).
 	OnRefusal func(ocihook.Report)
 }
+
+// StoreDir is where a project's engine storage lives, relative to
+// stockade's data directory: StoreDir/<key>, with the key of the
+// project's sandbox HOME (sandboxhome.Key).
+const StoreDir = "engine"

@@ -157,6 +157,7 @@ type Engine struct {
 	ns        []*os.File
 	events    *os.File     // the hooks' events socket, until the launcher has bound it
 	heard     net.Listener // the same socket, once it listens
+	store     *os.File     // the project's storage, a detached mount (UseStore); nil: a tmpfs
 	// Started is how long the launcher took to have the socket listening.
 	Started time.Duration
 }
@@ -201,6 +202,17 @@ func (e *Engine) MapIDs(pid int) error {
 	return nil
 }
 
+// UseStore gives the engine the project's storage: a detached mount of
+// its directory (mount.Plan.Store), which the launcher mounts at the
+// engine's storage in the engine's mount namespace alone. Without it the
+// storage is a tmpfs that ends with the sandbox. The engine owns f.
+func (e *Engine) UseStore(f *os.File) {
+	if e.store != nil {
+		e.store.Close()
+	}
+	e.store = f
+}
+
 // closeNS releases the namespaces MapIDs opened.
 func (e *Engine) closeNS() {
 	for _, f := range e.ns {
@@ -214,6 +226,10 @@ func (e *Engine) closeNS() {
 // e.Listeners are the caller's.
 func (e *Engine) Close() {
 	e.closeNS()
+	if e.store != nil {
+		e.store.Close()
+		e.store = nil
+	}
 	if e.events != nil {
 		e.events.Close()
 		e.events = nil
@@ -261,14 +277,19 @@ func (e *Engine) Start() error {
 	}
 	defer cfg.Close()
 	// fds 3.. in the launcher: the namespaces, then the binary, the
-	// ready socket and the events socket.
+	// ready socket, the events socket and the storage, if any.
 	files := append(append([]*os.File{}, e.ns...), self, readyW, events)
 	var args []string
 	for i, n := range namespaces {
 		args = append(args, fmt.Sprintf("%s=/proc/self/fd/%d", n.flag, 3+i))
 	}
 	exe := 3 + len(e.ns)
-	args = append(args, "--", fmt.Sprintf("/proc/self/fd/%d", exe), launchArg, strconv.Itoa(exe+1), strconv.Itoa(exe+2))
+	store := "-1"
+	if e.store != nil {
+		files = append(files, e.store)
+		store = strconv.Itoa(exe + 3)
+	}
+	args = append(args, "--", fmt.Sprintf("/proc/self/fd/%d", exe), launchArg, strconv.Itoa(exe+1), strconv.Itoa(exe+2), store)
 	cmd := exec.Command(tool("nsenter"), args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = cfg, e.opt.Log, e.opt.Log
 	cmd.ExtraFiles = files
@@ -298,6 +319,12 @@ func (e *Engine) Start() error {
 			msg = "the launcher exited"
 		}
 		return fmt.Errorf("starting the container engine: %s (its log has more)", msg)
+	}
+	// The launcher has mounted the storage: the supervisor keeps no way
+	// into it.
+	if e.store != nil {
+		e.store.Close()
+		e.store = nil
 	}
 	if e.Listeners, err = toListeners(fds); err != nil {
 		return fmt.Errorf("starting the container engine: %w", err)

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"errors"
+	"os"
 	"time"
 )
 
@@ -38,3 +39,18 @@ func (e *Engine) Start() error { return ErrNotSupported }
 
 // Close does nothing here.
 func (e *Engine) Close() {}
+
+// UseStore closes f here.
+func (e *Engine) UseStore(f *os.File) { f.Close() }
+
+// Store is a project's engine storage; there is none here.
+type Store struct{ Path string }
+
+// OpenStore fails here.
+func OpenStore(data, key string) (*Store, bool, error) { return nil, false, ErrNotSupported }
+
+// Busy: nothing is here.
+func Busy(data, key string) bool { return false }
+
+// Close does nothing here.
+func (s *Store) Close() error { return nil }

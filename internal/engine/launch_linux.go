@@ -54,7 +54,7 @@ func writeLaunch(w io.Writer, l launch) error { return json.NewEncoder(w).Encode
 // second names the hooks' events socket, which it binds in the engine's
 // root for the supervisor, which holds the same socket, to accept on.
 func launchMain() int {
-	if len(os.Args) < 4 {
+	if len(os.Args) < 5 {
 		return 2
 	}
 	// What nsenter passed on (the sandbox's namespaces, the binary, the
@@ -65,12 +65,17 @@ func launchMain() int {
 	}
 	fd, err1 := strconv.Atoi(os.Args[2])
 	efd, err2 := strconv.Atoi(os.Args[3])
-	if err1 != nil || err2 != nil {
+	sfd, err3 := strconv.Atoi(os.Args[4])
+	if err1 != nil || err2 != nil || err3 != nil {
 		return 2
 	}
 	ready := os.NewFile(uintptr(fd), "ready")
 	events := os.NewFile(uintptr(efd), "events")
-	if err := launchEngine(ready, events); err != nil {
+	var store *os.File
+	if sfd >= 0 {
+		store = os.NewFile(uintptr(sfd), "store")
+	}
+	if err := launchEngine(ready, events, store); err != nil {
 		fmt.Fprintf(os.Stderr, "stockade engine: %v\n", err)
 		fmt.Fprintf(ready, "%v\n", err)
 		return 1
@@ -78,7 +83,7 @@ func launchMain() int {
 	return 0
 }
 
-func launchEngine(ready, events *os.File) error {
+func launchEngine(ready, events, store *os.File) error {
 	var l launch
 	if err := json.NewDecoder(os.Stdin).Decode(&l); err != nil {
 		return fmt.Errorf("reading the launch: %w", err)
@@ -100,10 +105,13 @@ func launchEngine(ready, events *os.File) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the engine's mounts private: %w", err)
 	}
-	if err := buildRoot(l, events); err != nil {
+	if err := buildRoot(l, events, store); err != nil {
 		return err
 	}
 	events.Close()
+	if store != nil {
+		store.Close()
+	}
 	cmd := exec.Command("/proc/self/exe", serveArg)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{ln}

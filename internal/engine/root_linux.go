@@ -49,7 +49,11 @@ var later = []struct {
 // of the sandbox's root bound recursively (so with their masks and
 // read-only binds) but the fresh ones, the generated configuration (see
 // writeConf), then pivot_root into it and the root made read-only.
-func buildRoot(l launch, events *os.File) error {
+//
+// The storage is the project's, when store is a detached mount of it
+// (Engine.UseStore), moved onto the storage's path here, in the engine's
+// mount namespace alone: the sandbox's view never holds it. Else a tmpfs.
+func buildRoot(l launch, events, store *os.File) error {
 	uid, gid := l.UID, l.GID
 	entries, err := os.ReadDir("/")
 	if err != nil {
@@ -72,6 +76,12 @@ func buildRoot(l launch, events *os.File) error {
 		}
 	}
 	for _, f := range append(fresh, later...) {
+		if f.path == storage && store != nil {
+			if err := mountStore(filepath.Join(newRoot, storage), store); err != nil {
+				return err
+			}
+			continue
+		}
 		data := f.data
 		if f.owner {
 			data += fmt.Sprintf(",uid=%d,gid=%d", uid, gid)
@@ -211,6 +221,20 @@ func bindEntry(src, dst string) error {
 	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding %s into the engine's root: %w", src, err)
+	}
+	return nil
+}
+
+// mountStore moves the detached mount store onto dst. Init cloned it
+// nosuid and nodev; the engine's mount namespace, made with a user
+// namespace less privileged than the launcher's, gets the flags locked:
+// not even the engine's root can clear them.
+func mountStore(dst string, store *os.File) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	if err := unix.MoveMount(int(store.Fd()), "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mounting the project's storage for the engine: %w", os.NewSyscallError("move_mount", err))
 	}
 	return nil
 }

@@ -69,6 +69,12 @@ type Services struct {
 	Slurm *slurm.Chaperon
 
 	engine *engine.Host // with Job.Containers: the engine's host facts
+	// store is the project's engine storage, locked while the services
+	// live; storeBusy: another session held it, and each run's engine
+	// has a tmpfs instead.
+	store      *engine.Store
+	storeBusy  bool
+	foreground bool // Wiring.Foreground
 	// denials are the run's denials (Job.Denials), written to the file of
 	// the sandbox that runs now; nil without them.
 	denials *denial.File
@@ -110,7 +116,7 @@ func BeginCgroup(id string, l cgroup.Limits) *cgroup.Pending {
 
 // Compose makes the services of j. On an error nothing of them is left.
 func Compose(j Job, w Wiring) (*Services, error) {
-	s := &Services{job: j, cgroup: w.Cgroup, required: w.Required, event: w.Event}
+	s := &Services{job: j, cgroup: w.Cgroup, required: w.Required, event: w.Event, foreground: w.Foreground}
 	fail := func(err error) (*Services, error) {
 		s.Close()
 		return nil, err
@@ -175,6 +181,11 @@ func Compose(j Job, w Wiring) (*Services, error) {
 			return fail(err)
 		}
 		s.engine = &h
+		if j.EngineKey != "" {
+			if s.store, s.storeBusy, err = engine.OpenStore(j.EngineData, j.EngineKey); err != nil {
+				return fail(err)
+			}
+		}
 		if j.Policy.Network == "proxy" {
 			if s.Pods, s.PodRules, s.Registry, err = EngineEgress(j, event); err != nil {
 				return fail(err)
@@ -259,6 +270,10 @@ func (s *Services) Run(h Hooks) (int, error) {
 		})
 		eng.Registries = s.job.Registries
 	}
+	if s.storeBusy && !s.foreground && h.Warn != nil {
+		// A foreground run's start line says so (StoreBusy).
+		h.Warn("%s", StoreBusy)
+	}
 	// Each start's sandbox makes a file of its own (mount.Feed) and sends
 	// it: the denials go to the current one, and are kept across starts.
 	var feed func(*os.File)
@@ -270,12 +285,20 @@ func (s *Services) Run(h Hooks) (int, error) {
 	}
 	j := s.job
 	j.socketDirs = s.socketDirs
+	if s.store != nil {
+		j.storePath = s.store.Path
+	}
 	var serveEngine func(engine.Listeners)
 	if s.Pods != nil {
 		serveEngine = ServeEngineWith(s.Pods, s.Registry)
 	}
 	return run(j, h, s.cgroup, serve, feed, eng, serveEngine)
 }
+
+// StoreBusy reports whether another session held the project's engine
+// storage when the services were made: each run's engine has a storage of
+// its own then.
+func (s *Services) StoreBusy() bool { return s.storeBusy }
 
 // Group is the sandbox's cgroup once Limits has returned without an error
 // (a session's output relay joins its cpu group), else nil.
@@ -322,5 +345,11 @@ func (s *Services) Close() {
 		if s.cgroup != nil {
 			s.cgroup.Close()
 		}
+		// The engine ended with its sandbox: the storage is free.
+		s.store.Close()
 	})
 }
+
+// StoreBusy says that a run's engine has a storage of its own, because
+// another session of the project holds the project's.
+const StoreBusy = "--containers: another session of this project holds its container storage; this session's images and build cache last only as long as it does"

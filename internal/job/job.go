@@ -57,6 +57,12 @@ type Job struct {
 	Containers    bool   `json:"containers,omitempty"`
 	EngineLog     string `json:"engine_log,omitempty"`
 	RequireDigest bool   `json:"require_digest,omitempty"`
+	// EngineData and EngineKey name the project's engine storage,
+	// EngineData/engine.StoreDir/EngineKey (engine.OpenStore), kept
+	// between sessions; "": a tmpfs for each run (--containers-storage
+	// session). A storage another session holds is one for this run alone.
+	EngineData string `json:"engine_data,omitempty"`
+	EngineKey  string `json:"engine_key,omitempty"`
 	// SSH, when set, gives the sandbox an SSH agent: a filter (package
 	// sshagent) in front of the user's own, which Services serves.
 	SSH *SSHAgent `json:"ssh,omitempty"`
@@ -66,6 +72,7 @@ type Job struct {
 	GitHub bool `json:"github,omitempty"`
 
 	socketDirs []sandbox.SocketDir // the services' socket directories, once Services made them
+	storePath  string              // the engine's storage (Plan.Store), once Services locked it
 	// Denials gives the sandbox the file of its denials, read-only at
 	// denial.Path (in network mode proxy; package denial): init makes it
 	// inside, and Services writes it through the descriptor init sends.
@@ -186,6 +193,7 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), fee
 	var mapIDs func(int) error
 	if eng != nil {
 		pr.spec.Engine = true
+		pr.spec.Plan.Store = j.storePath
 		mapIDs = eng.MapIDs
 		defer eng.Close()
 	}
@@ -205,6 +213,13 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), fee
 				return f.Close()
 			}
 			feed(f)
+			return nil
+		},
+		OnStore: func(f *os.File) error {
+			if eng == nil {
+				return f.Close()
+			}
+			eng.UseStore(f)
 			return nil
 		},
 		OnCaptureOff: func(err error) {

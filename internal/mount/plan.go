@@ -62,6 +62,11 @@ type Mount struct {
 // Plan is the ordered list of mounts that makes the new root.
 type Plan struct {
 	Mounts []Mount `json:"mounts"`
+	// Store is a host directory that is never mounted in the view: init
+	// clones it (no symlink in any component), nosuid and nodev, and
+	// hands the supervisor the detached mount (CallKeepTree), which only
+	// the container engine's mount namespace receives. "": none.
+	Store string `json:"store,omitempty"`
 }
 
 // Feed is the plan's Feed mount, if it has one.

@@ -43,6 +43,11 @@ const (
 	// O_NOFOLLOW), and keeps the descriptor: init sends it to the
 	// supervisor once the view is built (the Feed mount's file).
 	CallKeep
+	// CallKeepTree clones Source, a directory opened as CallBindAt opens
+	// its source, gives the clone Attr and keeps the detached mount's
+	// descriptor: init sends it to the supervisor once the view is built
+	// (Plan.Store). Nothing is mounted.
+	CallKeepTree
 )
 
 // WantOther is the Mode of a CallBindAt whose source is neither a directory
@@ -65,6 +70,7 @@ var callNames = [...]string{
 	CallWrite: "open", CallSymlink: "symlink", CallChmod: "chmod", CallLstat: "lstat",
 	CallPivot: "pivot_root", CallChdir: "chdir", CallUmount: "umount2",
 	CallBindAt: "open_tree/move_mount", CallMaskAt: "open_tree/move_mount", CallKeep: "open",
+	CallKeepTree: "open_tree",
 }
 
 func (c Call) String() string { return callNames[c] }
@@ -153,6 +159,10 @@ func Steps(plan Plan, base string) []Step {
 	// staging root read-only, nosuid, nodev and noexec, so is every mask
 	// and file bound from it, with no mount_setattr each.
 	frame("making the staging root read-only", Step{Call: CallSetattr, Path: "/", Attr: sealed})
+	if plan.Store != "" {
+		frame("cloning the container engine's storage "+plan.Store, Step{Call: CallKeepTree, Source: "/oldroot" + plan.Store,
+			Flags: unix.AT_RECURSIVE, Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Mode: unix.S_IFDIR})
+	}
 	made := map[string]bool{"/newroot": true}
 	for i, m := range plan.Mounts {
 		cover, coverSelf := covering(plan.Mounts[:i], m)

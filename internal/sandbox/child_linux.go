@@ -395,6 +395,9 @@ func (p *program) mount() {
 	if p.feedMsg != nil {
 		p.sendFeed()
 	}
+	if p.storeMsg != nil {
+		p.sendStore()
+	}
 	p.closeStepFDs()
 }
 
@@ -410,12 +413,18 @@ const fdsBeforeClose = 512
 //go:nosplit
 //go:norace
 func (p *program) closeStepFDs() {
-	if p.kept > 0 {
-		sys(unix.SYS_CLOSE_RANGE, 4, uintptr(p.kept-1), 0, 0, 0, 0)
-		sys(unix.SYS_CLOSE_RANGE, uintptr(p.kept+1), ^uintptr(0), 0, 0, 0, 0)
-	} else {
-		sys(unix.SYS_CLOSE_RANGE, 4, ^uintptr(0), 0, 0, 0, 0)
+	a, b := p.kept, p.tree
+	if b > 0 && (a <= 0 || b < a) {
+		a, b = b, a
 	}
+	from := uintptr(4)
+	for _, k := range [2]int{a, b} {
+		if k > 0 {
+			sys(unix.SYS_CLOSE_RANGE, from, uintptr(k-1), 0, 0, 0, 0)
+			from = uintptr(k + 1)
+		}
+	}
+	sys(unix.SYS_CLOSE_RANGE, from, ^uintptr(0), 0, 0, 0, 0)
 	p.lastFD = 0
 }
 
@@ -439,6 +448,23 @@ func (p *program) sendFeed() {
 	p.kept = 0
 }
 
+// sendStore sends the detached mount of the plan's Store
+// (mount.CallKeepTree) to the supervisor, as sendFeed sends the Feed file.
+//
+//go:nosplit
+//go:norace
+func (p *program) sendStore() {
+	if p.tree <= 0 {
+		p.fail(stepMount, len(p.steps)+1, unix.EBADF, ExitSetup)
+	}
+	m := p.storeMsg
+	*(*int32)(unsafe.Pointer(&m.control[m.dataOff])) = int32(p.tree)
+	if e := p.send(m); e != 0 {
+		p.fail(stepMount, len(p.steps)+1, e, ExitSetup)
+	}
+	p.tree = 0
+}
+
 //go:nosplit
 //go:norace
 func (p *program) opened(fd uintptr) {
@@ -460,6 +486,8 @@ func (p *program) step(s *rawStep) syscall.Errno {
 		return e
 	case mount.CallBindAt:
 		return p.bindAt(s)
+	case mount.CallKeepTree:
+		return p.keepTree(s)
 	case mount.CallMaskAt:
 		tree, e := sys(unix.SYS_OPEN_TREE, atFDCWD, ptr(s.source), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC, 0, 0, 0)
 		if e != 0 {
@@ -626,6 +654,29 @@ func (p *program) bindAt(s *rawStep) syscall.Errno {
 		return e
 	}
 	return p.moveOnto(tree, s)
+}
+
+// keepTree carries out a CallKeepTree: the source opened strictly, a
+// directory, cloned with its attributes set while detached, and kept for
+// sendStore. The clone is never mounted in this namespace.
+//
+//go:nosplit
+//go:norace
+func (p *program) keepTree(s *rawStep) syscall.Errno {
+	src, e := p.openStrict(s.source, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY)
+	if e != 0 {
+		return e
+	}
+	p.opened(src)
+	flags := uintptr(unix.AT_EMPTY_PATH | unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE)
+	tree, e := sys(unix.SYS_OPEN_TREE, src, ptr(&p.zero), flags, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	// Not opened(): closeStepFDs spares it until it is sent.
+	p.tree = int(tree)
+	_, e = sys(unix.SYS_MOUNT_SETATTR, tree, ptr(&p.zero), unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, ptr(&s.attr), unsafe.Sizeof(s.attr), 0)
+	return e
 }
 
 // moveOnto moves the detached mount tree onto the step's path, opened

@@ -62,6 +62,9 @@ type program struct {
 	// feedMsg carries the Feed file's descriptor (mount.CallKeep), nil
 	// without one.
 	feedMsg *message
+	// storeMsg carries the detached mount of Plan.Store
+	// (mount.CallKeepTree), nil without one.
+	storeMsg *message
 
 	tty    bool
 	engine bool // Spec.Engine: say msgBuilt once the view is built
@@ -107,6 +110,7 @@ type program struct {
 	how     unix.OpenHow
 	lastFD  int // the highest descriptor a mount step opened (closeStepFDs)
 	kept    int // the descriptor mount.CallKeep opened, until it is sent; 0: none
+	tree    int // the descriptor mount.CallKeepTree opened, until it is sent; 0: none
 	beneath landlock.PathBeneathAttr
 	report  [16]byte
 	buf     [128]byte
@@ -360,6 +364,9 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 
 	if _, ok := spec.Plan.Feed(); ok {
 		p.feedMsg = newMessage(a, msgFeed, 1)
+	}
+	if spec.Plan.Store != "" {
+		p.storeMsg = newMessage(a, msgStore, 1)
 	}
 
 	p.tty = x.TTY
@@ -714,6 +721,11 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 		if m, ok := spec.Plan.Feed(); ok && idx == len(steps) {
 			e.Path = m.Target
 			e.Msg = fmt.Sprintf("sending the descriptor of %s (%s): %s", m.Target, m.Why, sysErr("sendmsg"))
+			break
+		}
+		if spec.Plan.Store != "" && idx == len(steps)+1 {
+			e.Path = spec.Plan.Store
+			e.Msg = fmt.Sprintf("sending the container engine's storage %s: %s", spec.Plan.Store, sysErr("sendmsg"))
 			break
 		}
 		if idx < 0 || idx >= len(steps) {

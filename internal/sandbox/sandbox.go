@@ -60,6 +60,7 @@ const (
 	msgPTY         = 'T'    // init → supervisor: the master of the command's pty (SCM_RIGHTS)
 	msgListeners   = 'L'    // init → supervisor: the Listeners, in order (SCM_RIGHTS)
 	msgFeed        = 'F'    // init → supervisor: the plan's Feed file, write-only (SCM_RIGHTS)
+	msgStore       = 'K'    // init → supervisor: the plan's Store, a detached mount (SCM_RIGHTS)
 )
 
 // Spec is everything init needs to build the sandbox and start the command.
@@ -185,6 +186,10 @@ type Options struct {
 	// nowhere else: the callee owns it (nil: it is closed). It runs
 	// before OnPTY, after init built the view.
 	OnFeed func(f *os.File) error
+	// OnStore receives the detached mount of the plan's Store
+	// (mount.Plan.Store), which the sandbox's view does not hold: the
+	// callee owns it (nil: it is closed). It runs after OnFeed.
+	OnStore func(f *os.File) error
 	// OnCaptureOff hears why the sandbox's transparent capture could not
 	// be set up (package capture): the kernel refused the nftables rules
 	// or the route. The sandbox runs without them, as one without capture

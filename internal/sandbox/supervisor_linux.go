@@ -220,6 +220,17 @@ func (s *Sandbox) setup(pid int) error {
 			return err
 		}
 	}
+	if s.spec.Plan.Store != "" {
+		files, err := s.receive(msgStore, 1)
+		if err != nil {
+			return err
+		}
+		if s.opt.OnStore == nil {
+			files[0].Close()
+		} else if err := s.opt.OnStore(files[0]); err != nil {
+			return err
+		}
+	}
 	if s.spec.Exec.TTY {
 		files, err := s.receive(msgPTY, 1)
 		if err != nil {
@@ -347,7 +358,7 @@ func (s *Sandbox) readSync() {
 			return
 		}
 		switch {
-		case n == 1 && (buf[0] == msgListeners || buf[0] == msgFeed || buf[0] == msgPTY):
+		case n == 1 && (buf[0] == msgListeners || buf[0] == msgFeed || buf[0] == msgStore || buf[0] == msgPTY):
 			// Descriptors sent for a setup that stopped before it took
 			// them (a hook failed): no report, and read without their
 			// control message, they are closed.

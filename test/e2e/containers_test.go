@@ -170,6 +170,8 @@ func TestContainersFlags(t *testing.T) {
 		{[]string{"--containers", "--pod-allow", "a b"}, `flag --pod-allow: "a b" is not a network rule`},
 		{[]string{"--containers", "--registry-allow", "ghcr.io/org"}, `flag --registry-allow: "ghcr.io/org" is not a registry`},
 		{[]string{"--containers", "--registry-allow", "*.example.com"}, `is not a registry`},
+		{[]string{"--containers-storage", "session"}, "--containers-storage is a setting of the container engine; add --containers"},
+		{[]string{"--containers", "--containers-storage", "host"}, `flag --containers-storage: "host" is not a storage; write project or session`},
 	} {
 		res := e.run("", nil, append(append([]string{"run"}, c.args...), "--", "true")...)
 		lines := stderrLines(res.stderr)
@@ -459,5 +461,192 @@ func TestContainersLeaveHostCgroups(t *testing.T) {
 	}
 	if l := list(); len(l) != 0 {
 		t.Errorf("%s holds %v after the run", dir, l)
+	}
+}
+
+// storeOf is the project's engine storage in e's data directory, after a
+// run made it (newEnv's cleanup removes it).
+func (e *env) storeOf(t *testing.T) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/proj-*"))
+	if len(m) != 1 {
+		t.Fatalf("engine storages %q, want one for the project", m)
+	}
+	return m[0]
+}
+
+// removeStore removes the storage the way the README says, and checks
+// that it is gone: an unprivileged user cannot rm -rf files the engine
+// owns by subordinate ids.
+func removeStore(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `cd / && if [ "$(id -u)" = 0 ]; then rm -rf "$1"; else podman unshare rm -rf "$1"; fi`, "sh", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("removing %s: %v: %s", dir, err, out)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Errorf("%s is still there after the README's removal", dir)
+	}
+}
+
+// TestContainersStorePersists: what the engine stored in one session (an
+// image, containers) is there in the next session of the project, and not
+// in another project's or with --containers-storage session; a container
+// made in the first session is judged again by the hooks when the second
+// starts it, and one left running is removed; a build finds its cache; the storage is the user's, 0700, and holds nothing the
+// command could reach.
+func TestContainersStorePersists(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	res := e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", importImage+
+		`podman --remote create --name good img echo good-again >/dev/null && `+
+		`podman --remote create --name bad --cap-add ALL img echo bad-ran >/dev/null && `+
+		`podman --remote run -d --name left img nc -l -p 9999 >/dev/null && `+
+		`mkdir ctx && printf 'FROM localhost/img\nRUN echo built >/built\n' >ctx/Containerfile && `+
+		`podman --remote build -q --network none -t built ctx >/dev/null && echo made`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "made" {
+		t.Fatalf("first session: %q (exit %d)\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	store := e.storeOf(t)
+	fi, err := os.Stat(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); fi.Mode().Perm() != 0o700 || int(st.Uid) != os.Getuid() {
+		t.Errorf("%s: mode %v owner %d, want 0700 and %d", store, fi.Mode().Perm(), st.Uid, os.Getuid())
+	}
+	res = e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c",
+		`podman --remote images --format '{{.Repository}}' | sort; podman --remote start -a good; `+
+			`podman --remote start -a bad 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1; `+
+			`podman --remote rm -f left >/dev/null && echo left-removed; `+
+			`podman --remote build --network none -t built ctx 2>&1 | grep -c 'Using cache'`)
+	// A container left running by the first session's end: the engine
+	// finds it stopped (its run root, with its state, went with the
+	// session) and removes it.
+	want := "localhost/built\nlocalhost/img\ngood-again\nstockade refused the container (check capabilities)\nleft-removed\n1"
+	if res.code != 0 || strings.TrimSpace(res.stdout) != want {
+		t.Fatalf("second session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
+	}
+	// The facts are the starting session's: under --require-digest a
+	// container made from a tag in an earlier session is refused.
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--require-digest", "--", "sh", "-c",
+		`podman --remote start -a good 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1`)
+	if want := "stockade refused the container (check image)"; res.code != 0 || strings.TrimSpace(res.stdout) != want {
+		t.Errorf("--require-digest session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
+	}
+	// A session storage sees none of it and leaves it as it is.
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--containers-storage", "session", "--", "sh", "-c",
+		`podman --remote images -q | wc -l`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "0" {
+		t.Errorf("--containers-storage session: %q images (exit %d), want 0\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	// Another project has its own.
+	other := filepath.Join(e.home, "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--workdir", other, "--containers", "--", "sh", "-c", `podman --remote images -q | wc -l`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "0" {
+		t.Errorf("another project: %q images (exit %d), want 0\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/other-*")); len(m) != 1 {
+		t.Errorf("another project's storages: %q, want one", m)
+	}
+}
+
+// TestContainersStoreConcurrent: a second session of the project while
+// the first runs gets a storage of its own, says so, and works; the
+// project's storage is whole after both.
+func TestContainersStoreConcurrent(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	started, done := filepath.Join(e.workdir, "started"), filepath.Join(e.workdir, "done")
+	for _, p := range []string{started, done} {
+		if err := syscall.Mkfifo(p, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := make(chan result, 1)
+	go func() {
+		first <- e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", importImage+
+			`echo up >started; read x <done; podman --remote run --rm img echo first-works; podman --remote images --format '{{.Repository}}'`)
+	}()
+	f, err := os.Open(started) // blocks until the first session's engine has the image
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read the line before closing: a writer that finds no reader any
+	// more dies of SIGPIPE.
+	if line, _ := bufio.NewReader(f).ReadString('\n'); line != "up\n" {
+		f.Close()
+		t.Fatalf("the first session said %q, not up: %+v", line, <-first)
+	}
+	f.Close()
+	second := e.runCtr(2*time.Minute, "run", "--log-level", "warn", "--containers", "--", "sh", "-c", importImage+
+		`podman --remote run --rm img echo second-works`)
+	// The first session reads done, unless it has ended meanwhile.
+	var r1 result
+	for waiting := true; waiting; {
+		select {
+		case r1 = <-first:
+			waiting = false
+		default:
+			if w, err := os.OpenFile(done, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.WriteString("done\n")
+				w.Close()
+				r1, waiting = <-first, false
+			} else {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	if second.code != 0 || strings.TrimSpace(second.stdout) != "second-works" || !strings.Contains(second.stderr, "another session of this project holds its container storage") {
+		t.Errorf("second session: %q (exit %d), want second-works and the notice\nstderr: %s", second.stdout, second.code, second.stderr)
+	}
+	if r1.code != 0 || strings.TrimSpace(r1.stdout) != "first-works\nlocalhost/img" {
+		t.Errorf("first session: %q (exit %d)\nstderr: %s", r1.stdout, r1.code, r1.stderr)
+	}
+	res := e.runCtr(2*time.Minute, "run", "--log-level", "warn", "--containers", "--", "sh", "-c",
+		`podman --remote run --rm img echo third-works`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "third-works" || strings.Contains(res.stderr, "another session") {
+		t.Errorf("after both: %q (exit %d), want third-works from the kept image\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+}
+
+// TestContainersStoreKill: the storage's lock dies with the
+// supervisor that held it, killed, and its sandbox with it: the next
+// session has the project's storage, whole.
+func TestContainersStoreKill(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	e.stopSessions()
+	res := e.runCtr(2*time.Minute, "run", "--log-level", "error", "--containers", "--", "sh", "-c", importImage+`echo imported`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "imported" {
+		t.Fatalf("first session: %q (exit %d)\nstderr: %s", res.stdout, res.code, res.stderr)
+	}
+	r := e.run("", nil, "run", "-d", "--log-level", "error", "--containers", "--", "sleep", "1000")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || len(id) != 6 {
+		t.Fatalf("run -d: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	var pid int
+	for _, s := range e.list(false) {
+		if s.ID == id {
+			pid = s.PID
+		}
+	}
+	if pid <= 0 {
+		t.Fatalf("session %s has no supervisor pid in the list", id)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	res = e.runCtr(2*time.Minute, "run", "--log-level", "warn", "--containers", "--", "sh", "-c", `podman --remote run --rm img echo kept`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "kept" || strings.Contains(res.stderr, "another session") {
+		t.Errorf("after the kill: %q (exit %d), want kept from the project's storage\nstderr: %s", res.stdout, res.code, res.stderr)
 	}
 }

@@ -57,6 +57,15 @@ func newEnv(t *testing.T) *env {
 	if err := os.MkdirAll(e.workdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The engine's storages (--containers) hold files of subordinate
+	// ids, which the user's rm cannot remove: removed as the README says,
+	// before the temporary directory goes.
+	t.Cleanup(func() {
+		stores, _ := filepath.Glob(filepath.Join(e.home, ".local/share/stockade/engine/*"))
+		for _, s := range stores {
+			removeStore(t, s)
+		}
+	})
 	e.vars = []string{
 		"HOME=" + e.home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
 		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"),

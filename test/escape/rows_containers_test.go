@@ -167,6 +167,26 @@ var containerRows = []row{
 		"stockade refused the container (check image)"),
 	digestRow("containers_require_digest_pinned",
 		`D=$(podman --remote image inspect img --format '{{.Digest}}'); podman --remote run --rm localhost/img@$D echo pinned`, "pinned"),
+	// The engine's storage, kept between sessions of the project, holds
+	// the records the hooks trust (which image a container was made from):
+	// it is mounted in the engine's mount namespace alone, never in the
+	// command's view, at its host path or at the engine's, nor reachable
+	// through an engine process's /proc/PID/root (Landlock's ptrace
+	// scoping). A container that binds it is refused
+	// (containers_volume_driver_opts).
+	ctrRow("containers_store_unreachable",
+		`podman --remote run --rm img true >/dev/null; s=DENIED; `+
+			`for d in {data}/stockade/engine/* /stockade-engine/storage /proc/[0-9]*/root/stockade-engine/storage; do `+
+			`ls "$d" >/dev/null 2>&1 && s="READ $d"; touch "$d/planted" 2>/dev/null && s="WROTE $d"; done; `+
+			`grep -q 'stockade/engine\|stockade-engine' /proc/self/mountinfo && s=MOUNTED; echo $s`,
+		"DENIED"),
+	// The same storage in a tree the sandbox sees (a --rw path, or the
+	// workdir, holding stockade's data directory): the engine gets a
+	// storage of the session's instead, and the project's is not made.
+	podRow("containers_store_in_rw_path", []string{"--rw", "{data}"},
+		`podman --remote run --rm img true >/dev/null; s=DENIED; for d in {data}/stockade/engine/*; do `+
+			`ls "$d" >/dev/null 2>&1 && s="READ $d"; touch "$d/planted" 2>/dev/null && s="WROTE $d"; done; echo $s`,
+		"DENIED"),
 	// A container left running when the command exits, planting a name a
 	// placeholder holds (.envrc runs at the user's next cd with direnv)
 	// over and over: init cannot signal the engine's processes, so the
