@@ -16,7 +16,7 @@ type containerFlags struct {
 	PodAllow          []string `name:"pod-allow" sep:"," help:"With --containers: let the containers reach HOST, *.SUFFIX, IP or CIDR, with an optional :PORT, or a preset; repeatable or comma-separated." placeholder:"RULE"`
 	PodBlock          []string `name:"pod-block" sep:"," help:"With --containers: block a host, wildcard, IP or CIDR for the containers (wins over allow); repeatable or comma-separated." placeholder:"RULE"`
 	RequireDigest     bool     `name:"require-digest" help:"With --containers: refuse a container whose image is not named by digest (NAME@sha256:...)."`
-	ContainersStorage *string  `name:"containers-storage" help:"With --containers: where the engine keeps images, containers and build cache: project (the default), a directory of this project's on the host, kept between sessions (one session at a time uses it; another gets a session one); session, a tmpfs that ends with the session." placeholder:"project|session"`
+	ContainersStorage *string  `name:"containers-storage" help:"With --containers: where the engine keeps images, containers and build cache: project (the default, but with --require-digest), a directory of this project's on the host, kept between sessions (one session at a time uses it; another gets a session one); session (the default with --require-digest), a tmpfs that ends with the session." placeholder:"project|session"`
 	RegistryAllow     []string `name:"registry-allow" sep:"," help:"With --containers: let the engine pull images from this registry (HOST[:PORT] on HTTPS, http://HOST[:PORT] on plain HTTP), through a proxy of its own that lets out nothing else; the command's own traffic is not let out there. Loosening: the engine can push there too. Repeatable or comma-separated." placeholder:"REGISTRY"`
 }
 
@@ -48,10 +48,19 @@ func (f containerFlags) parse(p policy.Policy) (engineSettings, error) {
 		}
 		return es, nil
 	}
-	es.store = true
+	// With --require-digest, the session's own storage unless asked
+	// otherwise: the hook trusts the engine's records for the image's
+	// reference, and a kept storage holds records an engine of an earlier
+	// session wrote, which an agent that took that engine over could have
+	// written as it liked.
+	es.store = !f.RequireDigest
 	if f.ContainersStorage != nil {
 		switch *f.ContainersStorage {
 		case "project":
+			es.store = true
+			if f.RequireDigest {
+				es.loosened = append(es.loosened, "containers_storage project with require_digest: the image references the hook checks are the engine's records, which an engine of an earlier session of this project wrote")
+			}
 		case "session":
 			es.store = false
 		default:
