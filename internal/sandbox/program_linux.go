@@ -748,6 +748,8 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 			e.Msg += "; the path was replaced after stockade planned it (by another session of this project?): run again"
 		case errno == unix.EMLINK:
 			e.Msg += "; the protected file has another name (a hard link) the sandbox could write through: remove the other name"
+		case errno == unix.EACCES:
+			e.Msg += "; the sandbox cannot reach a directory on the way (another user's, which the sandbox's user namespace does not map): start stockade in a directory of your own, or as that user"
 		}
 	case stepTerminal:
 		e.Msg = "opening the terminal: " + sysErr([]string{"open /dev/ptmx", "unlockpt", "ioctl TIOCGPTPEER", "sendmsg"}[min(idx, 3)])

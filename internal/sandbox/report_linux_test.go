@@ -3,7 +3,9 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,6 +167,41 @@ func TestReadSyncUntakenDescriptors(t *testing.T) {
 			t.Errorf("%s: readSync reported %v, want nothing", tc.name, e)
 		case tc.want != "" && (e == nil || e.Step != tc.want):
 			t.Errorf("%s: readSync reported %v, want a %s step error", tc.name, e, tc.want)
+		}
+	}
+}
+
+// TestMountReportKept: a mount init cannot make (a masked name under a
+// directory of another user, which the sandbox's user namespace does not
+// map) is reported as init's step error, naming the mount and why, even
+// though init exits before the supervisor's kill: not as a death "with no
+// report".
+func TestMountReportKept(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("only root can make a directory of another user; the root pass runs this")
+	}
+	wd := t.TempDir()
+	priv := filepath.Join(wd, "priv", "sub")
+	if err := os.MkdirAll(priv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(priv, ".env"), []byte("SECRET=1\n"), 0o600)
+	os.Chown(filepath.Join(wd, "priv"), 12345, 12345)
+	os.Chmod(filepath.Join(wd, "priv"), 0o700)
+	for i := 0; i < 5; i++ {
+		spec, err := NewSpec(Config{ID: "report1", Workdir: wd, Home: "/nonexistent-home", Mask: []string{".env"},
+			Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		devnull, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		code, err := Run(spec, Options{Stdin: devnull, Stdout: devnull, Stderr: devnull})
+		devnull.Close()
+		var se *StepError
+		if code != ExitSetup || !errors.As(err, &se) || se.Step != "mount" || se.Errno != "EACCES" ||
+			!strings.Contains(se.Msg, "cannot reach a directory on the way") {
+			t.Fatalf("Run = %d, %v; want %d and a mount step error with EACCES", code, err, ExitSetup)
 		}
 	}
 }

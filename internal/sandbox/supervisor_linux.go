@@ -457,18 +457,19 @@ func (s *Sandbox) kill() {
 }
 
 // Abort stops a sandbox after err and returns the status to exit with and
-// the error to show: init's own StepError when it sent one (it failed
-// first, and err is only the echo of that, such as a broken pipe), else err.
+// the error to show: err when it is init's report, which setup read
+// itself (init exits after it, before the kill, and Wait, which never saw
+// the report, would call that a death without one); else init's own
+// StepError when Wait reads one (init failed first, and err is only the
+// echo of that, such as a broken pipe); else err.
 func (s *Sandbox) Abort(err error) (int, error) {
 	s.kill()
-	if _, werr := s.Wait(); werr != nil {
-		var se *StepError
-		if errors.As(werr, &se) {
-			return se.Code, se
-		}
-	}
+	_, werr := s.Wait()
 	var se *StepError
 	if errors.As(err, &se) {
+		return se.Code, se
+	}
+	if errors.As(werr, &se) {
 		return se.Code, se
 	}
 	return ExitSetup, err
