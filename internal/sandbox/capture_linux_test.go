@@ -78,6 +78,11 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
 	}{
 		{"captured", nil, "CONNECTED\nCONNECTED\nECONNREFUSED\n", []string{"198.51.100.99:9", "[2001:db8::99]:9"}, ""},
 		{"rules refused", refusedRules, "ENETUNREACH\nENETUNREACH\nENETUNREACH\n", nil, "adding the nftables capture rules: invalid argument"},
+		// The supervisor sends the rules while init builds the view:
+		// when that takes longer than the view, the command still
+		// starts only once they are in (setup reads the result before
+		// "placed"), and its first connection is captured.
+		{"rules late", lateRules, "CONNECTED\nCONNECTED\nECONNREFUSED\n", []string{"198.51.100.99:9", "[2001:db8::99]:9"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			testCaptureRules = tc.rules
@@ -176,6 +181,12 @@ func acceptOrigins(t *testing.T, f *os.File, origins chan<- string) {
 			origins <- netip.AddrPortFrom(netip.AddrFrom16([16]byte(sa[8:24])), port).String()
 		}
 	}
+}
+
+// lateRules holds the rules back long after init has built the view.
+func lateRules(rules []byte) []byte {
+	time.Sleep(300 * time.Millisecond)
+	return rules
 }
 
 // refusedRules turns the first message after the batch's start into one
