@@ -202,14 +202,20 @@ func refusedRules(rules []byte) []byte {
 // TestCaptureSocketRefused: when the kernel refuses init the capture's
 // NETLINK_ROUTE socket (here a seccomp filter on the thread init is
 // cloned from), the command still runs, without capture (and with no
-// rules: the supervisor sends nothing), and the warning names the route,
+// rules: the supervisor sends nothing) and with no socket of init's (the
+// copy of a listener in the refused socket's slot), and the warning names
+// the route,
 // not the nftables rules, with the errno.
 func TestCaptureSocketRefused(t *testing.T) {
 	requireSandbox(t)
 	if _, err := hostFacts(); err != nil {
 		t.Fatal(err)
 	}
-	const script = `import errno, socket
+	const script = `import errno, os, socket
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        if os.readlink("/proc/self/fd/" + fd).startswith("socket:"): print("SOCKET", fd)
+    except OSError: pass
 try:
     s = socket.socket(); s.settimeout(10); s.connect(("198.51.100.99", 9)); print("CONNECTED")
 except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
