@@ -338,7 +338,8 @@ func (p *program) listen() {
 		// change the namespace's rules and routes; the supervisor sends
 		// on them (Sandbox.capture). One the kernel refuses leaves the
 		// sandbox without capture, not without a start: its slot holds a
-		// copy of the first listener, and the errno is in the shared page.
+		// copy of the first listener, and what it was for and the errno
+		// are in the shared page.
 		for j := 0; j < captureSockets; j++ {
 			proto := uintptr(capture.ProtoNetfilter)
 			if j == 1 {
@@ -346,7 +347,10 @@ func (p *program) listen() {
 			}
 			fd, e := sys(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto, 0, 0, 0)
 			if e != 0 {
-				p.captureOff[0], p.captureOff[1] = captureRules, uint16(e)
+				if p.captureOff[0] == 0 {
+					// What the socket was for: the rules, then the route.
+					p.captureOff[0], p.captureOff[1] = uint16(captureRules+j), uint16(e)
+				}
 				first := uintptr(*(*int32)(unsafe.Pointer(&m.control[m.dataOff])))
 				if fd, e = sys(unix.SYS_FCNTL, first, unix.F_DUPFD_CLOEXEC, 0, 0, 0, 0); e != 0 {
 					p.fail(stepNetwork, idxSendListeners, e, ExitSetup)

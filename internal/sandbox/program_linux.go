@@ -463,13 +463,15 @@ func (a *arena) free() {
 	}
 }
 
-// socketOff is the errno of a capture socket init could not make, or 0;
-// init has sent its listeners, so it is done with them.
-func (a *arena) socketOff() syscall.Errno {
-	if binary.NativeEndian.Uint16(a.shared[4:]) == 0 {
-		return 0
+// socketOff is what the first capture socket init could not make was for
+// (captureRules, captureRoute) and its errno, or 0 and 0; init has sent
+// its listeners, so it is done with them.
+func (a *arena) socketOff() (int, syscall.Errno) {
+	what := int(binary.NativeEndian.Uint16(a.shared[4:]))
+	if what == 0 {
+		return 0, 0
 	}
-	return syscall.Errno(binary.NativeEndian.Uint16(a.shared[6:]))
+	return what, syscall.Errno(binary.NativeEndian.Uint16(a.shared[6:]))
 }
 
 // captureOff is why the capture could not be set up: what failed of it

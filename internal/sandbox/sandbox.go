@@ -203,6 +203,8 @@ type Options struct {
 	// the sandbox.
 	BeforeCommand func() error
 	// OnCommand runs when init has started the command (its execve worked).
+	// It and OnQuiet run inside Wait, on its goroutine, which reads init's
+	// messages: a caller that waits for either must be in Wait.
 	OnCommand func()
 	// OnQuiet runs when the command has exited and init has killed and
 	// reaped every other process of the sandbox, just before init exits:

@@ -285,9 +285,9 @@ func (s *Sandbox) setup(pid int) error {
 // nil.
 func (s *Sandbox) capture(socks []*os.File) <-chan error {
 	done := make(chan error, 1)
-	if errno := s.arena.socketOff(); errno != 0 {
+	if what, errno := s.arena.socketOff(); errno != 0 {
 		closeAll(socks)
-		done <- captureOff(captureRules, errno)
+		done <- captureOff(what, errno)
 		return done
 	}
 	go func() {
