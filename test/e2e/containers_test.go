@@ -528,11 +528,21 @@ func TestContainersStorePersists(t *testing.T) {
 		t.Fatalf("second session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
 	}
 	// The facts are the starting session's: under --require-digest a
-	// container made from a tag in an earlier session is refused.
-	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--require-digest", "--", "sh", "-c",
+	// container made from a tag in an earlier session is refused (with
+	// the project's storage asked for: --require-digest alone gives the
+	// session its own, below, and keeping the project's is a loosening).
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--require-digest", "--containers-storage", "project", "--", "sh", "-c",
 		`podman --remote start -a good 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1`)
 	if want := "stockade refused the container (check image)"; res.code != 0 || strings.TrimSpace(res.stdout) != want {
 		t.Errorf("--require-digest session: %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, want, res.stderr)
+	}
+	if want := "stockade: LOOSENED: containers_storage project with require_digest: "; !strings.Contains(res.stderr, want) {
+		t.Errorf("--require-digest --containers-storage project: stderr %q, want a line with %q", res.stderr, want)
+	}
+	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--require-digest", "--", "sh", "-c",
+		`podman --remote images -q | wc -l`)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "0" {
+		t.Errorf("--require-digest: %q images (exit %d), want 0: its own storage\nstderr: %s", res.stdout, res.code, res.stderr)
 	}
 	// A session storage sees none of it and leaves it as it is.
 	res = e.runCtr(time.Minute, "run", "--log-level", "error", "--containers", "--containers-storage", "session", "--", "sh", "-c",
