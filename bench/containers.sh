@@ -9,8 +9,9 @@
 #    gives it (slirp4netns) and with --network none; one run of each side
 #    per round, the order alternating.
 #  - the engine's start: `stockade run --containers -- docker version`
-#    (the engine answering included) against `stockade run -- true`, in
-#    the same rounds.
+#    (the engine answering included) and `stockade run --containers --
+#    true` (the engine set up, not waited for) against `stockade run --
+#    true`, in the same rounds.
 #  - the memory of an idle session with the engine up: the proportional set
 #    size of the supervisor and every process under it (init, the
 #    command, the launcher, podman), and the engine's tmpfs (its
@@ -157,12 +158,13 @@ echo "== engine start: $rounds rounds" >&2
 # information fails), docker ps, the first request that does answer.
 probe="docker version"
 (cd "$work" && "$bin" run --log-level=error --containers -- $probe >/dev/null 2>&1) || probe="docker ps"
-: >"$out/plain" && : >"$out/start"
+: >"$out/plain" && : >"$out/start" && : >"$out/setup"
 for i in $(seq "$rounds"); do
 	cut -d' ' -f1 /proc/loadavg >>"$out/load"
 	plain() { t0=$(now); (cd "$work" && "$bin" run --log-level=error -- true); t1=$(now); echo $((t1 - t0)) >>"$out/plain"; }
 	start() { t0=$(now); (cd "$work" && "$bin" run --log-level=error --containers -- $probe >/dev/null); t1=$(now); echo $((t1 - t0)) >>"$out/start"; }
-	if [ $((i % 2)) = 0 ]; then plain && start; else start && plain; fi
+	setup() { t0=$(now); (cd "$work" && "$bin" run --log-level=error --containers -- true); t1=$(now); echo $((t1 - t0)) >>"$out/setup"; }
+	if [ $((i % 2)) = 0 ]; then plain && setup && start; else start && setup && plain; fi
 done
 
 echo "== an idle session's memory" >&2
@@ -196,11 +198,13 @@ for mode in slirp none; do
 	echo "| $what | $a | $b | $(ratio "$a" "$b") |"
 done
 a=$(median <"$out/start") b=$(median <"$out/plain")
+c=$(median <"$out/setup")
+echo "| stockade run --containers -- true / stockade run -- true (the engine's root and launcher; the command does not wait for podman) | $c | $b | +$(awk -v a="$c" -v b="$b" 'BEGIN { printf "%.1f ms", a - b }') |"
 echo "| stockade run --containers -- $probe / stockade run -- true | $a | $b | +$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f ms", a - b }') |"
 echo
 echo "| idle session, engine up | PSS |"
 echo "|---|---|"
 echo "| supervisor, init, command, launcher and engine | $((total / 1024)) MiB ($total kB) |"
 echo "| of which the engine (podman) | $((engine / 1024)) MiB |"
-echo "| the same podman on the host, idle after the rounds | $((hostpod / 1024)) MiB |"
+echo "| podman on the host, after the rounds above (for scale) | $((hostpod / 1024)) MiB |"
 echo "| the engine's tmpfs (configuration with the stockade binary, storage) | $((tmpfs / 1024)) MiB |"
