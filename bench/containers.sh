@@ -58,6 +58,7 @@ cp /bin/busybox "$img/bin/"
 for c in sh true echo; do ln -s busybox "$img/bin/$c"; done
 tar -C "$img" -cf "$work/bb.tar" .
 
+fail() { echo "bench/containers.sh: $*" >&2; exit 1; }
 now() { date +%s%N; }
 median() { sort -n | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f", m / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
@@ -112,15 +113,15 @@ for _ in $(seq 500); do # a loop on the answer; bounded
 	podman --remote --url "$hurl" version >/dev/null 2>&1 && break
 	sleep 0.02
 done
-podman --remote --url "$hurl" import -q "$work/bb.tar" img >/dev/null
-podman --remote --url "$hurl" run --rm img /bin/true
+podman --remote --url "$hurl" import -q "$work/bb.tar" img >/dev/null || fail "the engine on the host did not start: $(tail -3 "$out/host-engine.log")"
+podman --remote --url "$hurl" run --rm img /bin/true || fail "the engine on the host could not run the image"
 
 # The engine of a session: its command runs one container per line on the
 # FIFO go, and answers each with the time taken on the FIFO done.
 mkfifo "$work/go" "$work/done"
 chmod 777 "$work"
 sid=$(cd "$work" && "$bin" run -d --log-level=error --containers -- sh -c '
-	podman --remote import -q bb.tar img >/dev/null && podman --remote run --rm img /bin/true || exit 1
+	podman --remote import -q bb.tar img >/dev/null && podman --remote run --rm img /bin/true || { echo failed >done; exit 1; }
 	echo ready >done
 	while read -r mode <go; do
 		case $mode in
@@ -128,15 +129,21 @@ sid=$(cd "$work" && "$bin" run -d --log-level=error --containers -- sh -c '
 		slirp) net= ;;
 		*) exit 0 ;;
 		esac
-		t0=$(date +%s%N); podman --remote run --rm $net img /bin/true; t1=$(date +%s%N)
+		t0=$(date +%s%N); podman --remote run --rm $net img /bin/true || { echo failed >done; exit 1; }; t1=$(date +%s%N)
 		echo $((t1 - t0)) >done
 	done')
-read -r _ <"$work/done"
-inside() { echo "$1" >"$work/go" && read -r t <"$work/done" && echo "$t" >>"$out/in-$1"; }
+read -r r <"$work/done"
+[ "$r" = ready ] || fail "the session's engine could not run the image (stockade logs -s $sid)"
+inside() {
+	local t
+	echo "$1" >"$work/go" && read -r t <"$work/done"
+	[ "$t" != failed ] || fail "podman run in the session failed"
+	echo "$t" >>"$out/in-$1"
+}
 outside() {
 	local net= t0 t1
 	[ "$1" = none ] && net=--network=none
-	t0=$(now); podman --remote --url "$hurl" run --rm $net img /bin/true; t1=$(now)
+	t0=$(now); podman --remote --url "$hurl" run --rm $net img /bin/true || fail "podman run on the host failed"; t1=$(now)
 	echo $((t1 - t0)) >>"$out/out-$1"
 }
 
@@ -161,9 +168,9 @@ probe="docker version"
 : >"$out/plain" && : >"$out/start" && : >"$out/setup"
 for i in $(seq "$rounds"); do
 	cut -d' ' -f1 /proc/loadavg >>"$out/load"
-	plain() { t0=$(now); (cd "$work" && "$bin" run --log-level=error -- true); t1=$(now); echo $((t1 - t0)) >>"$out/plain"; }
-	start() { t0=$(now); (cd "$work" && "$bin" run --log-level=error --containers -- $probe >/dev/null); t1=$(now); echo $((t1 - t0)) >>"$out/start"; }
-	setup() { t0=$(now); (cd "$work" && "$bin" run --log-level=error --containers -- true); t1=$(now); echo $((t1 - t0)) >>"$out/setup"; }
+	plain() { t0=$(now); (cd "$work" && "$bin" run --log-level=error -- true) || fail "stockade run failed"; t1=$(now); echo $((t1 - t0)) >>"$out/plain"; }
+	start() { t0=$(now); (cd "$work" && "$bin" run --log-level=error --containers -- $probe >/dev/null) || fail "$probe in the session failed"; t1=$(now); echo $((t1 - t0)) >>"$out/start"; }
+	setup() { t0=$(now); (cd "$work" && "$bin" run --log-level=error --containers -- true) || fail "stockade run --containers failed"; t1=$(now); echo $((t1 - t0)) >>"$out/setup"; }
 	if [ $((i % 2)) = 0 ]; then plain && setup && start; else start && setup && plain; fi
 done
 
@@ -171,7 +178,7 @@ echo "== an idle session's memory" >&2
 rm -f "$work/up"
 sid=$(cd "$work" && "$bin" run -d --log-level=error --containers -- sh -c "$probe >/dev/null && touch up; exec sleep 600")
 for _ in $(seq 300); do [ -e "$work/up" ] && break; sleep 0.1; done
-[ -e "$work/up" ] || { echo "bench/containers.sh: the session's engine did not answer" >&2; exit 1; }
+[ -e "$work/up" ] || fail "the session's engine did not answer"
 sleep 2 # podman settles
 sup=$("$bin" list --json | awk -v id="$sid" '$1 == "\"id\":" && index($2, id) { hit = 1 } hit && $1 == "\"pid\":" { gsub(",", "", $2); print $2; exit }')
 total=0 engine=0
