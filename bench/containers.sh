@@ -37,7 +37,14 @@ out=$(mktemp -d /tmp/stockade-bench-ctr.XXXXXX)
 chmod 755 "$out"
 cleanup() {
 	if [ -n "${sid:-}" ]; then "$bin" stop -s "$sid" >/dev/null 2>&1 || true; fi
-	if [ -n "${svc:-}" ]; then kill "$svc" 2>/dev/null && wait "$svc" 2>/dev/null || true; fi
+	if [ -n "${svc:-}" ]; then
+		# the host engine's cgroup (see below), once it is empty
+		local leaf v2
+		leaf=$(sed -n 's|^0::\(.*/stockade-bench-[0-9]*\).*|\1|p' /proc/"$svc"/cgroup 2>/dev/null)
+		kill "$svc" 2>/dev/null && wait "$svc" 2>/dev/null || true
+		v2=$(awk '$(NF - 2) == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+		if [ -n "$leaf" ] && [ -n "$v2" ]; then find "$v2$leaf" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
+	fi
 	rm -rf "$out" 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -98,15 +105,22 @@ EOF
 # The storage on a tmpfs, as the session's (its namespace's /run).
 printf '[storage]\ndriver = "vfs"\ngraphroot = "/run/engine/storage"\nrunroot = "/run/user/0/containers"\n' >"$conf/storage.conf"
 hurl=unix://$out/podman.sock
+# As the session's engine (engine.ownCgroup), it first moves into a cgroup of
+# its own, where it may make one, and roots a cgroup namespace there:
+# podman, on start, moves every process of the root of its view into a
+# child "init", which would be this shell's cgroup and everything in it.
 CONTAINERS_CONF=$conf/containers.conf CONTAINERS_STORAGE_CONF=$conf/storage.conf \
 	unshare --user --map-root-user --map-users="$su,1,65536" --map-groups="$sg,1,65536" --mount --cgroup --propagation private sh -c '
 	mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /dev/shm && mount -t tmpfs tmpfs /var/tmp &&
-	mount -t tmpfs tmpfs /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup &&
 	{ ! [ -d /var/cache/containers ] || mount -t tmpfs tmpfs /var/cache/containers; } &&
+	mount -t tmpfs tmpfs /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup &&
+	{ ! mkdir /sys/fs/cgroup/stockade-bench-$$ 2>/dev/null || echo $$ >/sys/fs/cgroup/stockade-bench-$$/cgroup.procs; } &&
+	exec unshare --cgroup sh -c "
+	umount /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup &&
 	mkdir -p /run/user/0 /run/engine/tmp &&
 	exec env _CONTAINERS_USERNS_CONFIGURED=done _CONTAINERS_ROOTLESS_UID=0 XDG_RUNTIME_DIR=/run/user/0 \
 		HOME=/run/engine TMPDIR=/run/engine/tmp \
-		podman --runtime crun --cgroup-manager cgroupfs --events-backend file system service --time 0 "$0"' "$hurl" \
+		podman --runtime crun --cgroup-manager cgroupfs --events-backend file system service --time 0 \"\$0\"" "$0"' "$hurl" \
 	>"$out/host-engine.log" 2>&1 &
 svc=$!
 for _ in $(seq 500); do # a loop on the answer; bounded
