@@ -174,11 +174,7 @@ echo quit >"$work/go"
 sid=
 
 echo "== engine start: $rounds rounds" >&2
-# docker version as the issue says; where the engine cannot answer it (as a
-# user on a host whose cgroup v2 hierarchy it may not read, podman's host
-# information fails), docker ps, the first request that does answer.
 probe="docker version"
-(cd "$work" && "$bin" run --log-level=error --containers -- $probe >/dev/null 2>&1) || probe="docker ps"
 : >"$out/plain" && : >"$out/start" && : >"$out/setup"
 for i in $(seq "$rounds"); do
 	cut -d' ' -f1 /proc/loadavg >>"$out/load"
