@@ -74,7 +74,7 @@ pids() { # $1 and every process under it
 	local c
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do pids "$c"; done
 }
-pss() { awk '/^Pss:/ { print $2 }' /proc/"$1"/smaps_rollup 2>/dev/null || echo 0; }
+pss() { awk '/^Pss:/ { print $2 }' /proc/"$1"/smaps_rollup 2>/dev/null | grep . || echo 0; }
 
 # The engine on the host.
 me=$(id -un)
@@ -191,8 +191,9 @@ for _ in $(seq 300); do [ -e "$work/up" ] && break; sleep 0.1; done
 [ -e "$work/up" ] || fail "the session's engine did not answer"
 sleep 2 # podman settles
 sup=$("$bin" list --json | awk -v id="$sid" '$1 == "\"id\":" && index($2, id) { hit = 1 } hit && $1 == "\"pid\":" { gsub(",", "", $2); print $2; exit }')
-total=0 engine=0
+total=0 engine=0 unread=
 for p in $(pids "$sup"); do
+	[ -r /proc/"$p"/smaps_rollup ] && head -c1 /proc/"$p"/smaps_rollup >/dev/null 2>&1 || unread="$unread $(cat /proc/"$p"/comm 2>/dev/null)"
 	k=$(pss "$p")
 	total=$((total + k))
 	printf '%s\t%s\t%s kB\n' "$p" "$(cat /proc/"$p"/comm 2>/dev/null)" "$k" >>"$out/mem"
@@ -221,7 +222,7 @@ echo "| stockade run --containers -- $probe / stockade run -- true | $a | $b | +
 echo
 echo "| idle session, engine up | PSS |"
 echo "|---|---|"
-echo "| supervisor, init, command, launcher and engine | $((total / 1024)) MiB ($total kB) |"
+echo "| supervisor, init, command, launcher and engine${unread:+ (not readable here, not counted:$unread)} | $((total / 1024)) MiB ($total kB) |"
 echo "| of which the engine (podman) | $((engine / 1024)) MiB |"
 echo "| podman on the host, after the rounds above (for scale) | $((hostpod / 1024)) MiB |"
 echo "| the engine's tmpfs (configuration with the stockade binary, storage) | $((tmpfs / 1024)) MiB |"
