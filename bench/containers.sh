@@ -146,12 +146,14 @@ sid=$(cd "$work" && "$bin" run -d --log-level=error --containers -- sh -c '
 		t0=$(date +%s%N); podman --remote run --rm $net img /bin/true || { echo failed >done; exit 1; }; t1=$(date +%s%N)
 		echo $((t1 - t0)) >done
 	done')
-read -r r <"$work/done"
+# Bounded: a session that ended opens neither FIFO.
+r=$(timeout 120 head -n1 "$work/done") || true
 [ "$r" = ready ] || fail "the session's engine could not run the image (stockade logs -s $sid)"
 inside() {
 	local t
-	echo "$1" >"$work/go" && read -r t <"$work/done"
-	[ "$t" != failed ] || fail "podman run in the session failed"
+	timeout 60 sh -c 'echo "$0" >"$1"' "$1" "$work/go" || fail "the session stopped answering"
+	t=$(timeout 60 head -n1 "$work/done") || fail "the session stopped answering"
+	case $t in '' | failed) fail "podman run in the session failed" ;; esac
 	echo "$t" >>"$out/in-$1"
 }
 outside() {
@@ -169,7 +171,7 @@ for i in $(seq "$rounds"); do
 		if [ $((i % 2)) = 0 ]; then inside $mode && outside $mode; else outside $mode && inside $mode; fi
 	done
 done
-echo quit >"$work/go"
+timeout 10 sh -c 'echo quit >"$0"' "$work/go" || true
 "$bin" stop -s "$sid" >/dev/null 2>&1 || true
 sid=
 
