@@ -20,12 +20,13 @@
 # The engine on the host is the engine of a session less stockade's part:
 # the same podman with the same flags and environment (rootless in a user
 # namespace of its own: root mapped to the user, 1.. to the user's
-# subordinate ids; its own mount and cgroup namespaces with cgroup2
-# alone, its own /run, /dev/shm and /var/tmp, and none of the host's
-# podman state: a tmpfs over /var/cache/containers, which the session has not), the same containers.conf settings (vfs on a tmpfs, crun, cgroups disabled,
-# the session's default capabilities, slirp4netns), without the OCI hooks,
-# the runtime in front of crun, the engine's seccomp profile and the
-# sandbox around it.
+# subordinate ids; its own mount and cgroup namespaces and cgroup, with
+# cgroup2 alone; its own /run, /dev/shm and /var/tmp; none of the host's
+# podman state: a tmpfs over /var/cache/containers, which the session has
+# not), the same containers.conf settings (vfs on a tmpfs, crun, cgroups
+# disabled, the session's default capabilities, slirp4netns), without the
+# OCI hooks, the runtime in front of crun, the engine's seccomp profile
+# and the sandbox around it.
 #
 #   bench/containers.sh               # 15 rounds, as root or as a user with subordinate ids
 #   ROUNDS=30 bench/containers.sh
