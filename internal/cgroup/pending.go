@@ -1,10 +1,14 @@
 package cgroup
 
+import "sync"
+
 // Pending is a group being made beside other work: on cgroup v1 making
 // one (a directory per hierarchy, a write per limit) takes a good part of
 // a millisecond, which a start can spend planning the filesystem instead.
 type Pending struct {
-	done   chan struct{}
+	name   string
+	limits Limits
+	once   sync.Once
 	g      *Group
 	report Report
 	err    error
@@ -12,17 +16,22 @@ type Pending struct {
 
 // Begin starts New(name, l) in the background.
 func Begin(name string, l Limits) *Pending {
-	p := &Pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.g, p.report, p.err = New(name, l)
-	}()
+	p := &Pending{name: name, limits: l}
+	go p.make()
 	return p
+}
+
+// make is New, once: in the goroutine Begin starts, or in the first
+// Wait, whichever comes first. A goroutine can take a few tenths of a
+// millisecond to start (a second core woken from idle): a Wait then makes
+// the group itself rather than wait for it to start.
+func (p *Pending) make() {
+	p.once.Do(func() { p.g, p.report, p.err = New(p.name, p.limits) })
 }
 
 // Wait returns what New returned.
 func (p *Pending) Wait() (*Group, Report, error) {
-	<-p.done
+	p.make()
 	return p.g, p.report, p.err
 }
 

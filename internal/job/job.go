@@ -307,9 +307,12 @@ type prepared struct {
 	err          error
 	snap         *tripwire.Snapshot
 	restored     func([]tripwire.Change, error)
-	made         chan error // the placeholders exist and are recorded
-	madeOnce     sync.Once
-	madeErr      error
+	// claimOnce makes the placeholders (claim), in the goroutine prepare
+	// starts or in the first ready, whichever comes first; madeErr is
+	// what became of them.
+	claimOnce sync.Once
+	claim     func()
+	madeErr   error
 	placeholders []mount.Placeholder
 	excluded     chan struct{} // closed once the hosts' info/exclude name them (or need not)
 	git          *gitguard.Guard
@@ -338,7 +341,7 @@ type prepared struct {
 func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, done: make(chan struct{}), restored: h.Restored, excluded: make(chan struct{}),
-		made: make(chan error, 1), id: j.ID, onFinding: h.OnFinding}
+		claim: func() {}, id: j.ID, onFinding: h.OnFinding}
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records, ExcludeProblem: excludeProblem(h)}
 	if err := records.Sweep(); err != nil {
@@ -360,13 +363,13 @@ func prepare(j Job, h Hooks) *prepared {
 	cfg.Passwd, cfg.Group = sandbox.Accounts()
 	sc := mount.ScanTrees(pr.mountCfg, mount.OS{})
 	if sc.Err != nil {
-		pr.made <- nil
+		pr.claimOnce.Do(func() {})
 		close(pr.excluded)
 		pr.err = fmt.Errorf("planning the filesystem view: %w", sc.Err)
 		return pr
 	}
 	if len(sc.Links) > 0 {
-		pr.made <- nil
+		pr.claimOnce.Do(func() {})
 		close(pr.excluded)
 		pr.err = fmt.Errorf("planning the filesystem view: %w", &mount.LinkError{Paths: sc.Links})
 		return pr
@@ -414,7 +417,7 @@ func prepare(j Job, h Hooks) *prepared {
 	if h.Snapshot {
 		// The snapshot covers the placeholders, so they come first.
 		pr.err = claim()
-		pr.made <- nil
+		pr.claimOnce.Do(func() {})
 		if inRepo {
 			go exclude(pr.err)
 		}
@@ -431,14 +434,15 @@ func prepare(j Job, h Hooks) *prepared {
 		}
 		pr.snap = snap
 	} else {
-		// Plan as if they existed, and make them meanwhile.
-		go func() {
-			err := claim()
-			pr.made <- err
+		// Plan as if they existed, and make them meanwhile (or when
+		// init needs them, if this has not started by then).
+		pr.claim = func() {
+			pr.madeErr = claim()
 			if inRepo {
-				exclude(err)
+				go exclude(pr.madeErr)
 			}
-		}()
+		}
+		go pr.claimOnce.Do(pr.claim)
 	}
 	pr.scan = sc
 	if h.GitChecked != nil {
@@ -464,7 +468,7 @@ func prepare(j Job, h Hooks) *prepared {
 // be made): init may mount then, and a stockade killed from then on has
 // them removed by the next one.
 func (pr *prepared) ready() error {
-	pr.madeOnce.Do(func() { pr.madeErr = <-pr.made })
+	pr.claimOnce.Do(pr.claim)
 	return pr.madeErr
 }
 
@@ -500,16 +504,20 @@ func (pr *prepared) removeSoon() {
 			// (mount.Scan.Created), and a placeholder directory that goes
 			// while it is walked is nothing to it. The git check reads
 			// every directory it meets, so it waits for the release.
-			var wg sync.WaitGroup
+			// (In a goroutine, or here after the rest if that has not
+			// started by then: a second core woken from idle can take
+			// a few tenths of a millisecond to run it.)
+			var scanned sync.Once
+			scan := func() { pr.findings = pr.created() }
 			if pr.err == nil {
-				wg.Go(func() { pr.findings = pr.created() })
+				go scanned.Do(scan)
 			}
 			<-pr.excluded // its write is done before the release's
 			pr.releaseErr = pr.release()
 			if pr.err == nil {
 				pr.checkGit()
+				scanned.Do(scan)
 			}
-			wg.Wait()
 		}()
 	})
 }
