@@ -200,14 +200,24 @@ func (c *runCmd) enforcement(r policy.Resolved, home string, report cgroup.Repor
 // engine's storage store, or lies in it, or "": the command would see the
 // records the hooks trust, and write them in the workdir or a --rw path.
 func storeExposed(store string, p policy.Policy) string {
+	d, _ := storeExposedBy(store, p)
+	return d
+}
+
+// storeExposedBy is storeExposed, and whether that path holds store (else
+// it is store or lies in it).
+func storeExposedBy(store string, p policy.Policy) (string, bool) {
 	canon := existingCanon(store)
 	for _, d := range append(append([]string{p.Workdir}, p.RW...), p.RO...) {
 		c := existingCanon(d)
-		if canon == c || strings.HasPrefix(canon, strings.TrimSuffix(c, "/")+"/") || strings.HasPrefix(c, canon+"/") {
-			return d
+		if canon == c || strings.HasPrefix(c, canon+"/") {
+			return d, false
+		}
+		if strings.HasPrefix(canon, strings.TrimSuffix(c, "/")+"/") {
+			return d, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // existingCanon is p with every symlink of its longest existing prefix
@@ -288,6 +298,17 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	} else {
 		c.progress.Step(fmt.Sprintf("preparing %s's sandbox HOME", name))
 	}
+	// Every project's engine storage stays out of the view, with or
+	// without --containers: where the workdir, a --rw or a --ro path
+	// holds stockade's data directory, the storages' directory is masked
+	// (made first, so that the command cannot make it and plant a
+	// project's storage there); a tree in it is refused, before anything
+	// is made.
+	storeDir := existingCanon(filepath.Join(stockadeData(home), engine.StoreDir))
+	storeShown, holds := storeExposedBy(storeDir, r.Policy)
+	if storeShown != "" && !holds {
+		return job.Job{}, r, "", fmt.Errorf("%s is or lies in %s, where the container engine keeps every project's images and containers, which the sandbox must not see: name a directory outside it", storeShown, storeDir)
+	}
 	rel, err := homeRel(name, r.Policy)
 	if err != nil {
 		return job.Job{}, r, "", err
@@ -351,6 +372,12 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		if fi, err := os.Lstat(at); err == nil && fi.IsDir() {
 			return job.Job{}, r, home, fmt.Errorf("--gitconfig: %s is a directory, where the copy of your git identity goes; remove it (rm -r %s) or leave out --gitconfig", at, at)
 		}
+	}
+	if storeShown != "" {
+		if err := engine.MakeStoreDir(stockadeData(home)); err != nil {
+			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", storeDir, storeShown, err)
+		}
+		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), storeDir)
 	}
 	if c.Containers {
 		j.Containers, j.RequireDigest = true, c.RequireDigest

@@ -42,5 +42,9 @@ func TestStoreExposed(t *testing.T) {
 		if got := storeExposed(store, c.p); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+		// The storage and a path inside it do not hold it; the rest do.
+		if _, holds := storeExposedBy(store, c.p); c.want != "" && holds == (c.name == "inside the storage" || c.name == "the storage itself") {
+			t.Errorf("%s: holds %v", c.name, holds)
+		}
 	}
 }

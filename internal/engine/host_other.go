@@ -44,10 +44,16 @@ func (e *Engine) Close() {}
 func (e *Engine) UseStore(f *os.File) { f.Close() }
 
 // Store is a project's engine storage; there is none here.
-type Store struct{ Path string }
+type Store struct {
+	Path     string
+	Dev, Ino uint64
+}
 
 // OpenStore fails here.
 func OpenStore(data, key string) (*Store, bool, error) { return nil, false, ErrNotSupported }
+
+// MakeStoreDir does nothing here.
+func MakeStoreDir(data string) error { return nil }
 
 // Busy: nothing is here.
 func Busy(data, key string) bool { return false }

@@ -26,7 +26,9 @@ import (
 type Store struct {
 	// Path is the directory's canonical path, for the plan and messages.
 	Path string
-	dir  *os.File
+	// Dev and Ino identify the directory locked (mount.Plan.StoreIno).
+	Dev, Ino uint64
+	dir      *os.File
 }
 
 // OpenStore opens the storage of the project key below data, stockade's
@@ -57,24 +59,26 @@ func OpenStore(data, key string) (s *Store, busy bool, err error) {
 	if err := top.MkdirAll(rel, 0o700); err != nil {
 		return fail(err)
 	}
+	// The directory of every project's storage is the user's and 0700 as
+	// well: an engine's root may have opened its own storage to all (it
+	// owns it), and what is in it (an image's setuid programs, owned by
+	// the user on the host disk) must stay out of other users' reach.
+	parent, err := top.OpenFile(StoreDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fail(err)
+	}
+	err = ownPrivate(parent)
+	parent.Close()
+	if err != nil {
+		return fail(err)
+	}
 	dir, err := top.OpenFile(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return fail(err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+	if err := ownPrivate(dir); err != nil {
 		dir.Close()
 		return fail(err)
-	}
-	if int(st.Uid) != os.Getuid() {
-		dir.Close()
-		return fail(fmt.Errorf("owned by uid %d, not by you; remove it", st.Uid))
-	}
-	if st.Mode&0o7777 != 0o700 {
-		if err := unix.Fchmod(int(dir.Fd()), 0o700); err != nil {
-			dir.Close()
-			return fail(err)
-		}
 	}
 	if err := unix.Flock(int(dir.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		dir.Close()
@@ -83,7 +87,41 @@ func OpenStore(data, key string) (s *Store, busy bool, err error) {
 		}
 		return fail(os.NewSyscallError("flock", err))
 	}
-	return &Store{Path: filepath.Join(canon, StoreDir, key), dir: dir}, false, nil
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+		dir.Close()
+		return fail(err)
+	}
+	return &Store{Path: filepath.Join(canon, StoreDir, key), Dev: st.Dev, Ino: st.Ino, dir: dir}, false, nil
+}
+
+// ownPrivate checks that dir is the user's and makes its mode 0700.
+func ownPrivate(dir *os.File) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+		return err
+	}
+	if int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s is owned by uid %d, not by you; remove it", dir.Name(), st.Uid)
+	}
+	if st.Mode&0o7777 != 0o700 {
+		return unix.Fchmod(int(dir.Fd()), 0o700)
+	}
+	return nil
+}
+
+// MakeStoreDir makes the directory of the projects' storages below data,
+// stockade's data directory, following no symlink below data: a tree
+// the sandbox sees that holds it masks it (cli), and a mask needs a
+// directory to cover, lest the command make one and plant a project's
+// storage in it.
+func MakeStoreDir(data string) error {
+	top, err := beneath.OpenRoot(data)
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	return top.MkdirAll(StoreDir, 0o700)
 }
 
 // Busy reports whether another engine holds the storage of key below

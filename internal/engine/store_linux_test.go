@@ -50,6 +50,24 @@ func TestOpenStore(t *testing.T) {
 	if fi, _ := os.Stat(want); fi.Mode().Perm() != 0o700 {
 		t.Errorf("mode %v after OpenStore, want 0700", fi.Mode().Perm())
 	}
+	// So is the mode of the directory of every project's storage, which
+	// must be the user's too.
+	os.Chmod(filepath.Join(data, StoreDir), 0o755)
+	if s, _, err = OpenStore(data, "proj-0123456789ab"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fi, _ := os.Stat(filepath.Join(data, StoreDir)); fi.Mode().Perm() != 0o700 {
+		t.Errorf("the storages' directory: mode %v after OpenStore, want 0700", fi.Mode().Perm())
+	}
+	if os.Getuid() == 0 {
+		other := filepath.Join(t.TempDir(), "data")
+		os.MkdirAll(filepath.Join(other, StoreDir), 0o700)
+		os.Chown(filepath.Join(other, StoreDir), 12345, 12345)
+		if _, _, err := OpenStore(other, "proj-0123456789ab"); err == nil || !strings.Contains(err.Error(), "owned by uid 12345") {
+			t.Errorf("OpenStore below another user's storages' directory: %v", err)
+		}
+	}
 	// A symlink where a storage goes, or in place of the engine's
 	// directory, is refused.
 	elsewhere := t.TempDir()

@@ -287,6 +287,7 @@ func (s *Services) Run(h Hooks) (int, error) {
 	j.socketDirs = s.socketDirs
 	if s.store != nil {
 		j.storePath = s.store.Path
+		j.storeID = [2]uint64{s.store.Dev, s.store.Ino}
 	}
 	var serveEngine func(engine.Listeners)
 	if s.Pods != nil {

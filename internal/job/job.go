@@ -73,6 +73,7 @@ type Job struct {
 
 	socketDirs []sandbox.SocketDir // the services' socket directories, once Services made them
 	storePath  string              // the engine's storage (Plan.Store), once Services locked it
+	storeID    [2]uint64           // its device and inode (Plan.StoreDev, StoreIno)
 	// Denials gives the sandbox the file of its denials, read-only at
 	// denial.Path (in network mode proxy; package denial): init makes it
 	// inside, and Services writes it through the descriptor init sends.
@@ -194,6 +195,7 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), fee
 	if eng != nil {
 		pr.spec.Engine = true
 		pr.spec.Plan.Store = j.storePath
+		pr.spec.Plan.StoreDev, pr.spec.Plan.StoreIno = j.storeID[0], j.storeID[1]
 		mapIDs = eng.MapIDs
 		defer eng.Close()
 	}

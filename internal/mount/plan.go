@@ -67,6 +67,12 @@ type Plan struct {
 	// hands the supervisor the detached mount (CallKeepTree), which only
 	// the container engine's mount namespace receives. "": none.
 	Store string `json:"store,omitempty"`
+	// StoreDev and StoreIno identify the directory the supervisor locked
+	// (engine.OpenStore): init clones Store only if it is still that one
+	// (else ESTALE), so that a directory renamed into its place meanwhile,
+	// which no lock holds, is never the engine's. 0: not checked.
+	StoreDev uint64 `json:"store_dev,omitempty"`
+	StoreIno uint64 `json:"store_ino,omitempty"`
 }
 
 // Feed is the plan's Feed mount, if it has one.

@@ -98,6 +98,9 @@ type Step struct {
 	// can write.
 	Strict bool
 	Check  uint8 // CallBindAt: CheckSame, CheckOneLink
+	// Dev and Ino, when Ino is not 0, are what CallKeepTree's Source must
+	// be (else ESTALE).
+	Dev, Ino uint64
 	// Mount is the index in Plan.Mounts this step carries out, or -1 for
 	// the steps around the plan, which What describes.
 	Mount int
@@ -161,7 +164,8 @@ func Steps(plan Plan, base string) []Step {
 	frame("making the staging root read-only", Step{Call: CallSetattr, Path: "/", Attr: sealed})
 	if plan.Store != "" {
 		frame("cloning the container engine's storage "+plan.Store, Step{Call: CallKeepTree, Source: "/oldroot" + plan.Store,
-			Flags: unix.AT_RECURSIVE, Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Mode: unix.S_IFDIR})
+			Flags: unix.AT_RECURSIVE, Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Mode: unix.S_IFDIR,
+			Dev: plan.StoreDev, Ino: plan.StoreIno})
 	}
 	made := map[string]bool{"/newroot": true}
 	for i, m := range plan.Mounts {

@@ -14,7 +14,11 @@ import (
 // options, propagation, /proc, and the wrapper at SealPath.
 
 // under resolves path (symbolic links too, as the kernel will) and reports
-// whether it lies at or beneath one of dirs, and which.
+// whether it lies at or beneath one of dirs, and which. A dir is where it
+// is, not where a symlink leads: a volume's directory in the engine's
+// storage, or a container's own, made a link by an engine of an earlier
+// session (the storage is kept), would otherwise allow what it names, the
+// storage's records among them. The dirs are canonical paths.
 func under(path string, dirs []string) (string, bool) {
 	if !filepath.IsAbs(path) {
 		return "", false
@@ -27,7 +31,7 @@ func under(path string, dirs []string) (string, bool) {
 		if d == "" {
 			continue
 		}
-		if rd, err := filepath.EvalSymlinks(d); err == nil && (real == rd || strings.HasPrefix(real, rd+"/")) {
+		if rd, err := filepath.EvalSymlinks(d); err == nil && rd == filepath.Clean(d) && (real == rd || strings.HasPrefix(real, rd+"/")) {
 			return d, true
 		}
 	}

@@ -17,7 +17,12 @@ import (
 // the podman config of a container that binds the workdir and a volume.
 func session(t *testing.T) (Facts, []byte) {
 	t.Helper()
-	base := t.TempDir()
+	// Canonical, as the engine's facts are (an allowed directory counts
+	// where it is, not where a link leads).
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := Facts{
 		Workdir:          filepath.Join(base, "work"),
 		Storage:          filepath.Join(base, "storage"),
@@ -186,6 +191,17 @@ func TestCheck(t *testing.T) {
 		{"a volume with a mount below it", "mounts", "mounts[8].source", nil, func(f *Facts) {
 			real, _ := filepath.EvalSymlinks(f.Volumes[0])
 			f.MountPoints = func() ([]string, error) { return []string{"/", real + "/sub"}, nil }
+		}},
+		// A volume's directory (or the container's own) made a symlink to
+		// the storage by an engine of an earlier session, which the kept
+		// storage would carry into every later one: the allowed place is
+		// its own path, not where a link there leads.
+		{"a volume directory that is a symlink into the storage", "mounts", "mounts[11].source", func(m cfg) {
+			addMount(m, bind(f.Storage+"/overlay-containers/def/userdata", "/s"))
+		}, func(f *Facts) {
+			link := filepath.Join(filepath.Dir(f.Volumes[0]), "linked")
+			os.Symlink(f.Storage, link)
+			f.Volumes = append(slices.Clip(f.Volumes), link)
 		}},
 		{"writable sysfs", "mounts", "mounts[2].options", func(m cfg) { mount(m, 2)["options"] = []any{"nosuid", "noexec", "nodev", "rw"} }, nil},
 		{"mounting the engine's proc", "mounts", "mounts[11].destination", func(m cfg) {

@@ -672,6 +672,15 @@ func (p *program) keepTree(s *rawStep) syscall.Errno {
 		return e
 	}
 	p.opened(src)
+	// The directory the supervisor locked, not one put in its place.
+	if s.ino != 0 {
+		if _, e = sys(unix.SYS_FSTAT, src, ptr(&p.st), 0, 0, 0, 0); e != 0 {
+			return e
+		}
+		if p.st.Dev != s.dev || p.st.Ino != s.ino {
+			return unix.ESTALE
+		}
+	}
 	flags := uintptr(unix.AT_EMPTY_PATH | unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE)
 	tree, e := sys(unix.SYS_OPEN_TREE, src, ptr(&p.zero), flags, 0, 0, 0)
 	if e != 0 {

@@ -187,6 +187,8 @@ type rawStep struct {
 	check   uint8
 	dir     *byte // Strict: the directory of path, and its last component
 	name    *byte
+	dev     uint64 // mount.Step Dev and Ino
+	ino     uint64
 }
 
 type rawRule struct {
@@ -357,6 +359,7 @@ func build(spec Spec, steps []mount.Step, fds [4]int) (*program, *arena, error) 
 			r.data, r.dataLen = a.cstr(s.Data), len(s.Data)
 		}
 		r.strict, r.check = s.Strict, s.Check
+		r.dev, r.ino = s.Dev, s.Ino
 		if s.Strict {
 			r.dir, r.name = a.cstr(path.Dir(s.Path)), a.cstr(path.Base(s.Path))
 		}
@@ -737,6 +740,9 @@ func (p *program) stepError(spec Spec, steps []mount.Step, step uint8, idx int, 
 		s := steps[idx]
 		if s.Mount < 0 {
 			e.Msg = fmt.Sprintf("%s: %s", s.What, sysErr(s.Call.String()))
+			if s.Call == mount.CallKeepTree && errno == unix.ESTALE {
+				e.Msg += "; the directory was replaced after stockade locked it (renamed away, another put in its place): run again"
+			}
 			break
 		}
 		m := spec.Plan.Mounts[s.Mount]

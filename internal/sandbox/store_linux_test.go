@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,6 +41,11 @@ func TestStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec.Plan.Store = store
+	var st unix.Stat_t
+	if err := unix.Stat(store, &st); err != nil {
+		t.Fatal(err)
+	}
+	spec.Plan.StoreDev, spec.Plan.StoreIno = st.Dev, st.Ino
 	devnull, _ := os.Open(os.DevNull)
 	defer devnull.Close()
 	outR, outW, _ := os.Pipe()
@@ -97,5 +103,52 @@ func TestStore(t *testing.T) {
 		}
 	case len(initFDs) != 5 || !strings.HasSuffix(initFDs[4], "[signalfd]"):
 		t.Errorf("init holds %q, want stdio, the sync socket and the signalfd", initFDs)
+	}
+}
+
+// TestStoreReplaced: a directory put in the place of the one the
+// supervisor locked (another inode at the Store's path) is not cloned:
+// the start fails, and nothing is sent.
+func TestStoreReplaced(t *testing.T) {
+	requireSandbox(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(base, "the-kept-store")
+	if err := os.Mkdir(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(store, &st); err != nil {
+		t.Fatal(err)
+	}
+	// The locked one is renamed away and another made in its place.
+	if err := os.Rename(store, store+".locked"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := NewSpec(Config{ID: "store02", Workdir: t.TempDir(), Home: "/nonexistent-home", DenialsAt: "/run/stockade/denials",
+		Argv: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Plan.Store, spec.Plan.StoreDev, spec.Plan.StoreIno = store, st.Dev, st.Ino
+	devnull, _ := os.Open(os.DevNull)
+	defer devnull.Close()
+	var tree *os.File
+	code, err := Run(spec, Options{Stdin: devnull, Stdout: devnull, Stderr: devnull,
+		OnFeed:  func(f *os.File) error { return f.Close() },
+		OnStore: func(f *os.File) error { tree = f; return nil },
+	})
+	if tree != nil {
+		tree.Close()
+		t.Error("the replaced directory was cloned and sent")
+	}
+	var se *StepError
+	if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("status %d, err %v; want a step error saying the storage was replaced", code, err)
 	}
 }

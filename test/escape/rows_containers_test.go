@@ -187,6 +187,16 @@ var containerRows = []row{
 		`podman --remote run --rm img true >/dev/null; s=DENIED; for d in {data}/stockade/engine/*; do `+
 			`ls "$d" >/dev/null 2>&1 && s="READ $d"; touch "$d/planted" 2>/dev/null && s="WROTE $d"; done; echo $s`,
 		"DENIED"),
+	// Another project's kept storage, in a tree the sandbox sees (a --rw
+	// or --ro path holding stockade's data directory), with or without
+	// --containers: the storages' directory is masked, and a storage
+	// cannot be planted there for a project's next session either.
+	{name: "store_other_project_in_rw", setup: otherStore, flags: []string{"--rw", "{data}"}, args: sh(otherStoreProbe), want: "DENIED"},
+	{name: "store_other_project_in_ro", setup: otherStore, flags: []string{"--ro", "{data}"}, args: sh(otherStoreProbe), want: "DENIED"},
+	{name: "store_none_yet_in_rw", flags: []string{"--rw", "{data}"}, args: sh(otherStoreProbe), want: "DENIED"},
+	// A tree of the view inside the storages' directory is refused.
+	{name: "store_tree_in_storages", setup: otherStore, flags: []string{"--rw", "{data}/stockade/engine/other-0123456789ab"},
+		args: probe("read", "{data}/stockade/engine/other-0123456789ab/vfs-containers/containers.json"), want: "REFUSED", refused: "where the container engine keeps every project's images"},
 	// A container left running when the command exits, planting a name a
 	// placeholder holds (.envrc runs at the user's next cd with direnv)
 	// over and over: init cannot signal the engine's processes, so the
@@ -205,6 +215,20 @@ var containerRows = []row{
 func refusedBy(cmd string) string {
 	return cmd + ` 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1`
 }
+
+// otherStore makes another project's kept engine storage, with a record.
+func otherStore(fx *fixture) error {
+	d := filepath.Join(fx.data, "stockade", "engine", "other-0123456789ab", "vfs-containers")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d, "containers.json"), []byte("[]\n"), 0o600)
+}
+
+// otherStoreProbe reads and writes every storage it finds, and makes one.
+const otherStoreProbe = `s=DENIED; for d in {data}/stockade/engine/*; do ls "$d/" >/dev/null 2>&1 && s="READ $d"; ` +
+	`touch "$d/planted" 2>/dev/null && s="WROTE $d"; done; ` +
+	`mkdir -p {data}/stockade/engine/proj-0123456789ab/vfs-containers 2>/dev/null && s=PLANTED; echo $s`
 
 // plantAfterExit: the row's workdir has no .envrc, and has none after it.
 func plantAfterExit(r row) row {
