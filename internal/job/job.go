@@ -305,16 +305,16 @@ func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), fee
 // starts (init mounts nothing before they exist and are recorded; see
 // ready).
 type prepared struct {
-	spec         sandbox.Spec
-	err          error
-	snap         *tripwire.Snapshot
-	restored     func([]tripwire.Change, error)
+	spec     sandbox.Spec
+	err      error
+	snap     *tripwire.Snapshot
+	restored func([]tripwire.Change, error)
 	// claimOnce makes the placeholders (claim), in the goroutine prepare
 	// starts or in the first ready, whichever comes first; madeErr is
 	// what became of them.
-	claimOnce sync.Once
-	claim     func()
-	madeErr   error
+	claimOnce    sync.Once
+	claim        func()
+	madeErr      error
 	placeholders []mount.Placeholder
 	excluded     chan struct{} // closed once the hosts' info/exclude name them (or need not)
 	git          *gitguard.Guard
