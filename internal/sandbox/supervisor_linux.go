@@ -188,6 +188,13 @@ func (s *Sandbox) setup(pid int) error {
 		}
 	}
 	var captured <-chan error
+	defer func() {
+		// A setup that stops before reading it still waits for the
+		// capture to be done with its sockets.
+		if captured != nil {
+			<-captured
+		}
+	}()
 	if s.spec.Listen {
 		n := listenerCount(s.spec)
 		if s.prog.capture {
@@ -254,7 +261,9 @@ func (s *Sandbox) setup(pid int) error {
 	if captured != nil {
 		// The capture is set up, or is not and the run goes on
 		// without it, before the command can connect anywhere.
-		if err := <-captured; err != nil && s.opt.OnCaptureOff != nil {
+		err := <-captured
+		captured = nil
+		if err != nil && s.opt.OnCaptureOff != nil {
 			s.opt.OnCaptureOff(err)
 		}
 	}
@@ -291,21 +300,21 @@ func (s *Sandbox) capture(socks []*os.File) <-chan error {
 		return done
 	}
 	go func() {
-		defer closeAll(socks)
 		f, _ := hostFacts() // ready: build read it
 		m := capture.Build(sandboxnet.CapturePort, f.ipv6)
 		if testCaptureRules != nil {
 			m.Rules = testCaptureRules(m.Rules)
 		}
+		var err error
 		if e := netlinkDo(socks[0], m.Rules); e != 0 {
-			done <- captureOff(captureRules, e)
-			return
+			err = captureOff(captureRules, e)
+		} else if e := netlinkDo(socks[1], m.Route); e != 0 {
+			err = captureOff(captureRoute, e)
 		}
-		if e := netlinkDo(socks[1], m.Route); e != 0 {
-			done <- captureOff(captureRoute, e)
-			return
-		}
-		done <- nil
+		// Closed before the result is given: whoever reads it finds
+		// no descriptor of the sandbox's left open.
+		closeAll(socks)
+		done <- err
 	}()
 	return done
 }
