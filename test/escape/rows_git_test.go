@@ -79,6 +79,15 @@ var gitRows = []row{
 	{name: "git_exclude_spare_symlink", setup: gitRepo(excludeVictim),
 		args: sh(`ln -sf {spare}/victim {work}/.git/info/exclude.stockade-spare; echo done`),
 		want: "done", check: excludeLeftAlone("")},
+	// A file of another user in info (one the command may rename but
+	// not read or write: "nobody"'s for root, root's for the user; info
+	// is a mount of its own inside, so it must be there already) moved
+	// to the host's info/exclude: a root supervisor would write it out
+	// again, block and all, as a file of that owner; it is left as it is
+	// (its owner is not the info directory's).
+	{name: "git_exclude_foreign_owner", setup: gitRepo(foreignExclude),
+		args: sh(`mv -f {work}/.git/info/theirs {work}/.git/info/exclude && echo done`),
+		want: "done", check: foreignExcludeUnchanged},
 	// A project file (a stranger's repository) protects a name with a
 	// line break, "x\n/notes/todo.txt", under a directory "x\n/notes" it
 	// ships: the placeholder's line in the host repository's block must
@@ -90,6 +99,47 @@ var gitRows = []row{
 	{name: "git_exclude_line_break", setup: gitRepo(lineBreakProtect),
 		args: sh(`grep -qx '/notes/todo.txt' {work}/.git/info/exclude /run/stockade/git-exclude && echo INJECTED || echo clean`),
 		want: "clean"},
+}
+
+// foreignContent is a file of another user's that looks like an exclude
+// with stockade's block, which the end of the run would take out.
+const foreignContent = mount.ExcludeBegin + "\n/CLAUDE.md\n" + mount.ExcludeEnd + "\n# another user's exclude\n/theirs\n"
+
+func foreignExclude(fx *fixture) error {
+	p := filepath.Join(fx.work, ".git", "info", "theirs")
+	if err := fx.writeFile("work/.git/info/theirs", foreignContent, 0o600); err != nil {
+		return err
+	}
+	if fx.keepOwner == nil {
+		fx.keepOwner = map[string]bool{}
+	}
+	fx.keepOwner[p] = true
+	owner := 0
+	if fx.ru.uid == 0 {
+		owner = 65534
+	}
+	return os.Chown(p, owner, owner)
+}
+
+// foreignExcludeUnchanged: the file moved to info/exclude is there as it
+// was, its content and owner, and no other file of info holds it.
+func foreignExcludeUnchanged(fx *fixture) error {
+	ex := filepath.Join(fx.work, ".git", "info", "exclude")
+	b, err := os.ReadFile(ex)
+	if err != nil {
+		return err
+	}
+	if string(b) != foreignContent {
+		return fmt.Errorf("the other user's file moved to info/exclude was rewritten:\n%s", b)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(ex, &st); err != nil {
+		return err
+	}
+	if want := map[bool]uint32{true: 65534, false: 0}[fx.ru.uid == 0]; st.Uid != want {
+		return fmt.Errorf("info/exclude is now uid %d's, want %d's", st.Uid, want)
+	}
+	return nil
 }
 
 func lineBreakProtect(fx *fixture) error {
