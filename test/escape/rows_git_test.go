@@ -85,7 +85,7 @@ var gitRows = []row{
 	// to the host's info/exclude: a root supervisor would write it out
 	// again, block and all, as a file of that owner; it is left as it is
 	// (its owner is not the info directory's).
-	{name: "git_exclude_foreign_owner", setup: gitRepo(foreignExclude),
+	{name: "git_exclude_foreign_owner", needsRoot: true, setup: gitRepo(foreignExclude),
 		args: sh(`mv -f {work}/.git/info/theirs {work}/.git/info/exclude && echo done`),
 		want: "done", check: foreignExcludeUnchanged},
 	// A project file (a stranger's repository) protects a name with a
