@@ -191,7 +191,14 @@ exec %s "$@"
 		time.Sleep(100 * time.Millisecond)
 	}
 	if s := e.session(id); s.Effective != "exited" || s.ExitCode == nil || *s.ExitCode != 0 {
-		t.Fatalf("the %s session did not end well: %+v", c.name, s)
+		code := "none"
+		if s.ExitCode != nil {
+			code = fmt.Sprint(*s.ExitCode)
+		}
+		out := e.run("", nil, "logs", "-s", id, "--output", "--plain")
+		sup, _ := os.ReadFile(filepath.Join(e.home, ".local/state/stockade/sessions", id, "supervisor.log"))
+		t.Fatalf("the %s session did not end well (exit code %s): %+v\nits output:\n%s%s\nsupervisor.log: %s\naudit:\n%s",
+			c.name, code, s, out.stdout, out.stderr, sup, e.run("", nil, "logs", "-s", id).stdout)
 	}
 	if s := e.session(id); !slices.Equal(s.Command, append([]string{c.name}, c.args...)) {
 		t.Errorf("the session is listed with the command %q, want the agent's name and the arguments", s.Command)
