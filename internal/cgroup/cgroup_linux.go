@@ -36,7 +36,7 @@ func Probe(l Limits) Report {
 type Group struct {
 	mu   sync.Mutex
 	dirs []string // created, in order
-	// placed are the dirs init started in (ThreadFiles): Add skips them.
+	// placed are the dirs init placed itself in (TaskFiles): Add skips them.
 	placed  map[string]bool
 	pending []string
 	files   []int
@@ -156,42 +156,35 @@ func (g *Group) Paths() []string {
 	return append([]string(nil), g.dirs...)
 }
 
-// ThreadFiles opens, for each cgroup v1 hierarchy of the group, its tasks
-// file and that of the group's parent (where the caller runs), for
-// sandbox.Options.Placer: the thread that clones init writes "0" to the
-// first, clones, and writes "0" to the second, so init starts in the group.
-// A thread moving itself takes no global lock, where moving another
-// process (Add) write-locks cgroup_threadgroup_rwsem and waits for an RCU
-// grace period: 5 to 15 ms at every start. ThreadPlaced must follow.
-func (g *Group) ThreadFiles() (into, back []int) {
+// TaskFiles opens the tasks file of each cgroup v1 hierarchy of the
+// group, for sandbox.Options.Placer: init writes "0" to each as its first
+// act, moving itself (a thread moving itself takes no global lock, where
+// moving another process, as Add does, write-locks
+// cgroup_threadgroup_rwsem and waits for an RCU grace period: 5 to 15 ms
+// at every start). InitPlaced must follow.
+func (g *Group) TaskFiles() []int {
 	if g == nil {
-		return nil, nil
+		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.placed = nil // a new init: none is placed yet
+	var fds []int
 	for _, dir := range g.dirs {
-		if !exists(filepath.Join(dir, "tasks")) {
-			continue
-		}
-		in, err := unix.Open(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			continue
+			continue // cgroup v2: no tasks file; Add places init
 		}
-		out, err := unix.Open(filepath.Join(filepath.Dir(dir), "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			unix.Close(in)
-			continue
-		}
-		g.pending, g.files = append(g.pending, dir), append(g.files, in, out)
-		into, back = append(into, in), append(back, out)
+		g.pending, fds = append(g.pending, dir), append(fds, fd)
 	}
-	return into, back
+	g.files = fds
+	return fds
 }
 
-// ThreadPlaced closes what ThreadFiles opened; moved says whether init
-// started in those hierarchies, which Add then skips.
-func (g *Group) ThreadPlaced(moved bool) {
+// InitPlaced closes what TaskFiles opened; given says whether init got
+// the files, so that it is in those hierarchies (or died trying), which
+// Add then skips.
+func (g *Group) InitPlaced(given bool) {
 	if g == nil {
 		return
 	}
@@ -200,7 +193,7 @@ func (g *Group) ThreadPlaced(moved bool) {
 	for _, fd := range g.files {
 		unix.Close(fd)
 	}
-	if moved {
+	if given {
 		if g.placed == nil {
 			g.placed = map[string]bool{}
 		}
@@ -222,7 +215,7 @@ func (g *Group) Add(pid int) error {
 	defer g.mu.Unlock()
 	for _, dir := range g.dirs {
 		if g.placed[dir] {
-			continue // init started there (ThreadFiles)
+			continue // init placed itself there (TaskFiles)
 		}
 		if err := writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			return fmt.Errorf("adding pid %d to cgroup: %w", pid, err)

@@ -29,11 +29,11 @@ func (g *Group) Add(pid int) error { return nil }
 // Close does nothing.
 func (g *Group) Close() error { return nil }
 
-// ThreadFiles does nothing here.
-func (g *Group) ThreadFiles() (into, back []int) { return nil, nil }
+// TaskFiles does nothing here.
+func (g *Group) TaskFiles() []int { return nil }
 
-// ThreadPlaced does nothing here.
-func (g *Group) ThreadPlaced(bool) {}
+// InitPlaced does nothing here.
+func (g *Group) InitPlaced(bool) {}
 
 // CPUThreads reports false: there is no cpu group to join.
 func (g *Group) CPUThreads() bool { return false }

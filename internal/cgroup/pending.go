@@ -35,16 +35,16 @@ func (p *Pending) Wait() (*Group, Report, error) {
 	return p.g, p.report, p.err
 }
 
-// ThreadFiles waits for the group, then is Group.ThreadFiles.
-func (p *Pending) ThreadFiles() (into, back []int) {
+// TaskFiles waits for the group, then is Group.TaskFiles.
+func (p *Pending) TaskFiles() []int {
 	g, _, _ := p.Wait()
-	return g.ThreadFiles()
+	return g.TaskFiles()
 }
 
-// ThreadPlaced is Group.ThreadPlaced.
-func (p *Pending) ThreadPlaced(moved bool) {
+// InitPlaced is Group.InitPlaced.
+func (p *Pending) InitPlaced(given bool) {
 	g, _, _ := p.Wait()
-	g.ThreadPlaced(moved)
+	g.InitPlaced(given)
 }
 
 // Add waits for the group, then is Group.Add.

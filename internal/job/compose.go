@@ -226,8 +226,8 @@ func (s *Services) Run(h Hooks) (int, error) {
 		}
 		return nil
 	}
-	// The thread that clones init moves into the cgroup and back (the
-	// Placer below); Add puts init in what that could not reach.
+	// Init moves itself into the cgroup's v1 hierarchies (the Placer
+	// below); Add puts it in what that could not reach.
 	h.Stages.InitStarted = func(pid int) error {
 		if err := s.cgroup.Add(pid); err != nil {
 			return err

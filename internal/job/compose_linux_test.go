@@ -60,7 +60,7 @@ type stageLog struct {
 	cgroupName  string
 	pid         int
 	held        bool // the placeholder existed at InitStarted
-	inCgroup    bool // init was in its cgroup at InitStarted
+	inCgroup    bool // init was in its cgroup at Wired, before the command
 }
 
 var errStage = errors.New("the test stops the run here")
@@ -80,13 +80,21 @@ func (l *stageLog) stages() Stages {
 		Planned: func() error { return l.hit("Planned") },
 		InitStarted: func(pid int) error {
 			_, err := os.Lstat(l.placeholder)
-			cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 			l.mu.Lock()
-			l.pid, l.held, l.inCgroup = pid, err == nil, strings.Contains(string(cg), "/"+l.cgroupName)
+			l.pid, l.held = pid, err == nil
 			l.mu.Unlock()
 			return l.hit("InitStarted")
 		},
-		Wired:          func() error { return l.hit("Wired") },
+		// Init places itself in the cgroup as its first act (or the
+		// services place it at InitStarted): by the time it is wired,
+		// it is there.
+		Wired: func() error {
+			l.mu.Lock()
+			cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", l.pid))
+			l.inCgroup = strings.Contains(string(cg), "/"+l.cgroupName)
+			l.mu.Unlock()
+			return l.hit("Wired")
+		},
 		CommandStarted: func() { l.hit("CommandStarted") },
 		CommandExited:  func() { l.hit("CommandExited") },
 		SandboxGone:    func() { l.hit("SandboxGone") },
@@ -185,9 +193,9 @@ func TestStages(t *testing.T) {
 				if !log.held {
 					t.Errorf("the placeholder %s did not exist when init started", log.placeholder)
 				}
-				if len(cgPaths) > 0 && !log.inCgroup {
-					t.Errorf("init was not in %s when its stage ran (the services act first)", log.cgroupName)
-				}
+			}
+			if slices.Contains(log.got, "Wired") && len(cgPaths) > 0 && !log.inCgroup {
+				t.Errorf("init was not in %s when the run was wired, before the command", log.cgroupName)
 			}
 
 			// What the stages made is gone.

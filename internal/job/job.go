@@ -152,7 +152,7 @@ type Listeners struct {
 // sandbox is gone and the placeholders with it. Each stage of h.Stages is
 // called at most once, in order; one that fails stops the run there, and
 // what the earlier stages made is undone before run returns.
-func run(j Job, h Hooks, placer sandbox.ThreadPlacer, serve func(Listeners), feed func(*os.File), eng *engine.Engine, serveEngine func(engine.Listeners)) (int, error) {
+func run(j Job, h Hooks, placer sandbox.InitPlacer, serve func(Listeners), feed func(*os.File), eng *engine.Engine, serveEngine func(engine.Listeners)) (int, error) {
 	if h.Warn == nil {
 		h.Warn = func(string, ...any) {}
 	}

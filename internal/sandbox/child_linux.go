@@ -118,6 +118,16 @@ func (p *program) send(m *message) syscall.Errno {
 //go:norace
 func (p *program) initMain() {
 	p.reach(stepInit)
+	// Into the cgroup first (placeIn), with the supervisor's descriptors,
+	// which the moves below may replace: a failure is reported once the
+	// sync socket is in place.
+	failed, errno := -1, syscall.Errno(0)
+	for i := 0; i < p.ntasks; i++ {
+		if _, e := sys(unix.SYS_WRITE, uintptr(p.tasks[i]), ptr(&p.digitZero[0]), 1, 0, 0, 0); e != 0 {
+			failed, errno = i, e
+			break
+		}
+	}
 	// No core dump of the supervisor's memory, even before dumpable is off.
 	sys(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, ptr(&p.coreOff), 0, 0, 0)
 	sys(unix.SYS_SETSID, 0, 0, 0, 0, 0, 0)
@@ -134,6 +144,9 @@ func (p *program) initMain() {
 		}
 	}
 	sys(unix.SYS_CLOSE_RANGE, 4, ^uintptr(0), 0, 0, 0, 0)
+	if failed >= 0 {
+		p.fail(stepInit, idxTasks+failed, errno, ExitSetup)
+	}
 	p.rename()
 	p.reach(stepHostname)
 	if _, e := sys(unix.SYS_SETHOSTNAME, ptr(&p.hostname[0]), uintptr(len(p.hostname)), 0, 0, 0, 0); e != 0 {

@@ -29,7 +29,7 @@ import (
 //
 //go:norace
 //go:nocheckptr
-func startInit(p *program, a *arena, flags uintptr, into, back []int) (int, bool, syscall.Errno) {
+func startInit(p *program, a *arena, flags uintptr) (int, syscall.Errno) {
 	var ranges []mapping
 	tls := uintptr(0)
 	if dropsMemory() {
@@ -44,16 +44,12 @@ func startInit(p *program, a *arena, flags uintptr, into, back []int) (int, bool
 		syscall.RawSyscall(unix.SYS_MADVISE, r.start, r.len, unix.MADV_DONTFORK)
 	}
 	runtimeBeforeFork()
-	moved := moveThread(into, back)
 	pid, errno := cloneInit(flags|uintptr(syscall.SIGCHLD), p.stack, p, tls)
-	if moved {
-		moveThread(back, nil)
-	}
 	runtimeAfterFork()
 	for _, r := range ranges {
 		syscall.RawSyscall(unix.SYS_MADVISE, r.start, r.len, unix.MADV_DOFORK)
 	}
-	return int(pid), moved, syscall.Errno(errno)
+	return int(pid), syscall.Errno(errno)
 }
 
 // dropsMemory is dropMemory for this binary and process.

@@ -13,17 +13,13 @@ import (
 //
 //go:norace
 //go:nocheckptr
-func startInit(p *program, _ *arena, flags uintptr, into, back []int) (int, bool, syscall.Errno) {
+func startInit(p *program, _ *arena, flags uintptr) (int, syscall.Errno) {
 	runtimeBeforeFork()
-	moved := moveThread(into, back)
 	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, flags|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
 	if errno != 0 || pid != 0 {
-		if moved {
-			moveThread(back, nil)
-		}
 		runtimeAfterFork()
-		return int(pid), moved, errno
+		return int(pid), errno
 	}
 	p.initMain()
-	return 0, false, 0
+	return 0, 0
 }

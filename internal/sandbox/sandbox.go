@@ -148,12 +148,13 @@ func (e *StepError) Error() string {
 // main (child_linux.go).
 var Entrypoints = map[string]func() int{}
 
-// ThreadPlacer moves the thread that clones init into a cgroup and back
-// (cgroup.Group.ThreadFiles): into and back are descriptors of tasks files,
-// written "0" in turn; ThreadPlaced hears whether init started there.
-type ThreadPlacer interface {
-	ThreadFiles() (into, back []int)
-	ThreadPlaced(moved bool)
+// InitPlacer has init place itself in a cgroup (cgroup.Group.TaskFiles):
+// TaskFiles are descriptors of cgroup v1 tasks files, to each of which
+// init writes "0" as its first act; InitPlaced hears whether init was
+// given them (it dies, and the start fails, if a write fails).
+type InitPlacer interface {
+	TaskFiles() []int
+	InitPlaced(given bool)
 }
 
 // Options are the host-side settings of one sandbox run. The hooks are
@@ -161,10 +162,10 @@ type ThreadPlacer interface {
 // error stops the sandbox before the command starts.
 type Options struct {
 	Stdin, Stdout, Stderr *os.File
-	// Placer, when set, has init start in the sandbox's cgroup: the
-	// thread that clones it moves itself there and back around the clone
-	// (cgroup.Group). OnStart then places init in what is left.
-	Placer ThreadPlacer
+	// Placer, when set, has init move itself into the sandbox's cgroup
+	// before it does anything else (cgroup.Group). OnStart then places
+	// init in what is left.
+	Placer InitPlacer
 	// MapIDs writes init's uid and gid maps when the spec asks
 	// (Spec.Engine); it runs first, while init waits with its
 	// user namespace unmapped and /proc/PID still open to its owner.

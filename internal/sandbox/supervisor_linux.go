@@ -101,13 +101,14 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 	// being built reaches init, which drops it, rather than killing us and
 	// leaving placeholders behind.
 	forwardSignals()
-	var into, back []int
+	var tasks []int
 	if opt.Placer != nil {
-		into, back = opt.Placer.ThreadFiles()
+		tasks = opt.Placer.TaskFiles()
 	}
-	pid, placed, errno := startInit(s.prog, s.arena, cloneFlags, into, back)
+	given := s.prog.placeIn(tasks)
+	pid, errno := startInit(s.prog, s.arena, cloneFlags)
 	if opt.Placer != nil {
-		opt.Placer.ThreadPlaced(placed && errno == 0)
+		opt.Placer.InitPlaced(given && errno == 0)
 	}
 	// Init has its copies; with ours closed, its end of the socket closes
 	// when it dies, and every read of ours returns, however far setup got.
