@@ -105,7 +105,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'`, host, port)
 
 func needNode() string {
 	if _, err := exec.LookPath("node"); err != nil {
-		return "node is not installed"
+		return "node is not installed (Debian: nodejs; scripts/test.sh installs it)"
 	}
 	return ""
 }
