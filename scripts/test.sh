@@ -12,8 +12,9 @@ user=stockade-test
 declare -A need=(
 	[go]="" [gcc]=gcc [git]=git [tmux]=tmux [bwrap]=bubblewrap [setpriv]=util-linux
 	[python3]=python3 [curl]=curl [ip]=iproute2 [nft]=nftables [useradd]=passwd [npm]=npm
+	[node]=nodejs # the capture rows' Node fetch, which reads no proxy variable
 	[qemu-aarch64-static]=qemu-user-static
-	[zsh]=zsh [fish]=fish # the completion scripts are checked with both
+	[zsh]=zsh [fish]=fish # the completion scripts are driven at a TAB in both (zsh: its zpty module)
 	# run --containers: the engine, its runtime, the id-map helpers, the
 	# docker client, and the static busybox the tests make images from
 	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns

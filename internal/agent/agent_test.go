@@ -23,11 +23,27 @@ func TestProfiles(t *testing.T) {
 
 // TestGuide: the guide says only what is true of the policy.
 func TestGuide(t *testing.T) {
-	deny := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "proxy", Mode: "deny", Allowed: []string{"api.example.com"}, Routes: []string{"anthropic"}})
-	for _, want := range []string{"/p", "only these hosts are allowed: api.example.com", "stockade network agent allow -s abc123 HOST", "placeholder", "/run/stockade/denials", "ENETUNREACH"} {
+	deny := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "proxy", Capture: true, Mode: "deny", Allowed: []string{"api.example.com"}, Routes: []string{"anthropic"}})
+	for _, want := range []string{"/p", "only these hosts are allowed: api.example.com", "stockade network agent allow -s abc123 HOST", "placeholder", "/run/stockade/denials",
+		"a direct TCP connection is captured", "ECONNRESET", "leaves a capture line"} {
 		if !strings.Contains(deny, want) {
 			t.Errorf("deny guide lacks %q:\n%s", want, deny)
 		}
+	}
+	// With capture a direct connection does not fail with ENETUNREACH:
+	// the guide must not send the agent looking for that.
+	if strings.Contains(deny, "ENETUNREACH") {
+		t.Errorf("the guide of a sandbox with capture speaks of ENETUNREACH:\n%s", deny)
+	}
+	// Without capture (--containers) it does, and leaves no line.
+	noCapture := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "proxy", Mode: "deny"})
+	for _, want := range []string{"cannot connect out", "ENETUNREACH", "leaves no line"} {
+		if !strings.Contains(noCapture, want) {
+			t.Errorf("the guide without capture lacks %q:\n%s", want, noCapture)
+		}
+	}
+	if strings.Contains(noCapture, "captured") {
+		t.Errorf("the guide without capture says connections are captured:\n%s", noCapture)
 	}
 	none := Guide(GuideInput{Session: "abc123", Workdir: "/p", Home: "/h", Network: "none"})
 	if strings.Contains(none, "network agent allow") || strings.Contains(none, "/run/stockade/denials") || !strings.Contains(none, "Network: none") {

@@ -11,11 +11,14 @@ import (
 // GuideInput is what the guide says about the sandbox; only what is true
 // for the session's policy goes in.
 type GuideInput struct {
-	Session  string
-	Workdir  string
-	Home     string
-	RW       []string
-	Network  string   // "proxy" or "none"
+	Session string
+	Workdir string
+	Home    string
+	RW      []string
+	Network string // "proxy" or "none"
+	// Capture: direct TCP connections are captured and decided by the
+	// rules (network proxy without --containers; docs/egress.md).
+	Capture  bool
 	Mode     string   // agent policy: "deny" or "allow"
 	Allowed  []string // allow rules
 	Blocked  []string
@@ -47,18 +50,33 @@ func Guide(in GuideInput) string {
 		} else {
 			fmt.Fprintf(&b, "Network: only these hosts are allowed: %s.", strings.Join(in.Allowed, ", "))
 		}
-		b.WriteString(" Tools use the proxy set in HTTP_PROXY/HTTPS_PROXY/ALL_PROXY; a direct TCP connection is captured and decided by the same rules, and other UDP than DNS is refused.\n")
+		b.WriteString(" Tools use the proxy set in HTTP_PROXY/HTTPS_PROXY/ALL_PROXY")
+		if in.Capture {
+			b.WriteString("; a direct TCP connection is captured and decided by the same rules, and other UDP than DNS is refused.\n")
+		} else {
+			b.WriteString("; a program that ignores those variables cannot connect out.\n")
+		}
 	}
 	if in.Network != "none" {
 		fmt.Fprintf(&b, "A request refused by the network policy gets HTTP 403 (or a SOCKS5 refusal) with a body naming the host and the rule. "+
 			"When a connection fails without saying why (\"CONNECT tunnel failed, response 403\", a name that does not resolve, a TLS error), "+
 			"read %s: one line per denial, newest last, with the host, the port, the rule that refused it and the command that allows it. "+
-			"A failure with no line there (ENETUNREACH, \"network is unreachable\") is a program that ignores the proxy variables and went around the proxy. "+
-			"Do not retry or look for a way around it: tell the user, who can allow the host with:\n  stockade network agent allow -s %s HOST\n", denial.Path, in.Session)
+			"%s"+
+			"Do not retry or look for a way around it: tell the user, who can allow the host with:\n  stockade network agent allow -s %s HOST\n", denial.Path, direct(in.Capture), in.Session)
 	}
 	if len(in.Routes) > 0 {
 		fmt.Fprintf(&b, "\nModel API keys: the %s key in your environment is a placeholder that only works through the local proxy at http://%s; the real key is kept outside the sandbox.\n",
 			strings.Join(in.Routes, ", "), sandboxnet.AuthAddr)
 	}
 	return b.String()
+}
+
+// direct is what the guide says of a program that ignores the proxy
+// variables: captured, its denial is a line like any other; without
+// capture (--containers) it fails at once and leaves none.
+func direct(capture bool) string {
+	if capture {
+		return "A direct connection (a program that ignores the proxy variables) is captured: when refused it is reset (\"connection reset by peer\", ECONNRESET) and leaves a capture line there too. "
+	}
+	return "This sandbox has no capture of direct connections: a program that ignores the proxy variables fails with ENETUNREACH (\"network is unreachable\") and leaves no line there; point it at the proxy. "
 }

@@ -163,7 +163,7 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	}
 	guide := agent.Guide(agent.GuideInput{
 		Session: j.ID, Workdir: j.Policy.Workdir, Home: j.Home, RW: j.Policy.RW,
-		Network: j.Policy.Network, Mode: j.Policy.AgentPolicy, Allowed: ruleStrings(j.Policy.AgentAllow),
+		Network: j.Policy.Network, Capture: j.Policy.Network == "proxy" && !j.Containers, Mode: j.Policy.AgentPolicy, Allowed: ruleStrings(j.Policy.AgentAllow),
 		Blocked: ruleStrings(j.Policy.AgentBlock), Routes: names, Protects: j.Policy.Protect,
 	})
 	sum := sha256.Sum256([]byte(guide))

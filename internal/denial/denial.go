@@ -41,7 +41,7 @@ type Denial struct {
 	Time time.Time `json:"time"`
 	// Kind is what was refused: "network" (a connection or a DNS name).
 	Kind string `json:"kind"`
-	// Proto is how it was asked for: connect, http, socks5, dns.
+	// Proto is how it was asked for: connect, http, socks5, capture, dns.
 	Proto string `json:"proto"`
 	Host  string `json:"host"`
 	Port  int    `json:"port,omitempty"` // 0: none (a DNS question)

@@ -1,91 +1,22 @@
 package sshagent
 
 import (
-	"bufio"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"os/user"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
-// startSSHD runs OpenSSH's sshd on a free loopback port, accepting the key
-// of up for the current user; it returns the port and the fingerprint of
-// its host key.
-func startSSHD(t *testing.T, up testenv.SSHAgent) (int, string) {
-	t.Helper()
-	const sshd = "/usr/sbin/sshd" // sshd re-executes itself: an absolute path
-	if _, err := os.Stat(sshd); err != nil {
-		testenv.SkipOrFail(t, "%s is missing (Debian: openssh-server)", sshd)
-	}
-	dir := t.TempDir()
-	hostKey := filepath.Join(dir, "host")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostKey).CombinedOutput(); err != nil {
-		t.Fatal(err, string(out))
-	}
-	out, err := exec.Command("ssh-keygen", "-l", "-E", "sha256", "-f", hostKey+".pub").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostFP := strings.Fields(string(out))[1]
-	pub, _ := os.ReadFile(up.PubKey)
-	os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cfg := filepath.Join(dir, "sshd_config")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`ListenAddress 127.0.0.1:%d
-HostKey %s
-AuthorizedKeysFile %s
-PidFile none
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-`, port, hostKey, filepath.Join(dir, "authorized_keys"))), 0o600)
-	if os.Geteuid() == 0 {
-		// Privilege separation chroots into it.
-		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := bufio.NewScanner(stderr)
-	for lines.Scan() {
-		if strings.Contains(lines.Text(), "Server listening on") {
-			go func() {
-				for lines.Scan() {
-				}
-			}()
-			return port, hostFP
-		}
-	}
-	t.Fatalf("sshd did not start (%v)", lines.Err())
-	return 0, ""
-}
-
 // TestFilterWithSSHLogin: ssh logs in with the user's key through the
 // filter; the audit log names the user, the service and the server's host
 // key.
 func TestFilterWithSSHLogin(t *testing.T) {
 	up := testenv.StartSSHAgent(t)
-	port, hostFP := startSSHD(t, up)
+	sshd := testenv.StartSSHD(t, "127.0.0.1", up)
+	port, hostFP := sshd.Port, sshd.HostFingerprint
 	sock, ev := serveFilter(t, up.Sock)
 	u, err := user.Current()
 	if err != nil {

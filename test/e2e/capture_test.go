@@ -105,7 +105,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'`, host, port)
 
 func needNode() string {
 	if _, err := exec.LookPath("node"); err != nil {
-		return "node is not installed"
+		return "node is not installed (Debian: nodejs; scripts/test.sh installs it)"
 	}
 	return ""
 }
@@ -174,27 +174,8 @@ func TestCaptureRows(t *testing.T) {
 func TestCaptureGitDaemon(t *testing.T) {
 	requireSandbox(t)
 	requireTestnet(t)
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatal("git is not installed")
-	}
 	base := t.TempDir()
-	repo := filepath.Join(base, "repo.git")
-	work := filepath.Join(base, "work")
-	gitEnv := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@allowed.test",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@allowed.test", "GIT_CONFIG_NOSYSTEM=1", "HOME="+base)
-	for _, args := range [][]string{
-		{"init", "-q", "--bare", repo},
-		{"init", "-q", work},
-		{"-C", work, "commit", "-q", "--allow-empty", "-m", "over git://"},
-		{"-C", work, "push", "-q", repo, "HEAD:refs/heads/main"},
-		{"-C", repo, "symbolic-ref", "HEAD", "refs/heads/main"},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Env = gitEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	_, gitEnv := bareRepo(t, base, "over git://")
 	l, err := net.Listen("tcp", "198.51.100.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +219,34 @@ func TestCaptureGitDaemon(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bareRepo makes base/repo.git, a bare repository whose branch main holds
+// one commit with subject msg, and returns its path and the environment
+// git needs for it on the host.
+func bareRepo(t *testing.T, base, msg string) (string, []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is not installed")
+	}
+	repo := filepath.Join(base, "repo.git")
+	work := filepath.Join(base, "work")
+	gitEnv := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@allowed.test",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@allowed.test", "GIT_CONFIG_NOSYSTEM=1", "HOME="+base)
+	for _, args := range [][]string{
+		{"init", "-q", "--bare", repo},
+		{"init", "-q", work},
+		{"-C", work, "commit", "-q", "--allow-empty", "-m", msg},
+		{"-C", work, "push", "-q", repo, "HEAD:refs/heads/main"},
+		{"-C", repo, "symbolic-ref", "HEAD", "refs/heads/main"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Env = gitEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return repo, gitEnv
 }
 
 // TestCaptureAudit: captured connections are in the audit log with proto

@@ -1,17 +1,20 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestCompletionScripts: every shell's script parses, and bash and fish,
-// driven as at a TAB, complete subcommands, flags and the ID of a live
-// session after -s (issue 14).
+// TestCompletionScripts: every shell's script parses, and bash, zsh and
+// fish, driven as at a TAB, complete subcommands, flags and the ID of a
+// live session after -s (issue 14).
 func TestCompletionScripts(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
@@ -83,6 +86,27 @@ func TestCompletionScripts(t *testing.T) {
 	if got := bashAt("stockade", "run", "--network", ""); !has(got, "proxy") || !has(got, "none") {
 		t.Errorf("bash: stockade run --network TAB: %q", got)
 	}
+	// zsh: an interactive zsh on a terminal of its own, with compinit and
+	// the script loaded, typed at.
+	_, noZsh := exec.LookPath("zsh")
+	zshAt := func(line string) ([]string, string) {
+		t.Helper()
+		return zshComplete(t, dir, scripts["zsh"], e.workdir, append(append([]string{}, e.vars...), "PATH="+onPath+":/usr/local/bin:/usr/bin:/bin"), line)
+	}
+	if noZsh == nil {
+		if got, line := zshAt("stockade "); !has(got, "run") || !has(got, "attach") || !has(got, "network") || has(got, "__complete") {
+			t.Errorf("zsh: stockade TAB: %q (line %q)", got, line)
+		}
+		if _, line := zshAt("stockade net"); line != "stockade network " {
+			t.Errorf("zsh: stockade net TAB: the line is %q, want %q", line, "stockade network ")
+		}
+		if _, line := zshAt("stockade run --tri"); line != "stockade run --tripwire " {
+			t.Errorf("zsh: stockade run --tri TAB: the line is %q", line)
+		}
+		if got, _ := zshAt("stockade run --network "); !has(got, "proxy") || !has(got, "none") || len(got) != 2 {
+			t.Errorf("zsh: stockade run --network TAB: %q, want proxy and none", got)
+		}
+	}
 
 	requireSandbox(t)
 	id := e.startSession("sleep", "1000")
@@ -93,6 +117,15 @@ func TestCompletionScripts(t *testing.T) {
 	if got := bashAt("stockade", "logs", "--session", id[:3]); !has(got, id) {
 		t.Errorf("bash: stockade logs --session %s TAB: %q lacks %s", id[:3], got, id)
 	}
+	if noZsh == nil {
+		if got, _ := zshAt("stockade attach -s "); !has(got, id) {
+			t.Errorf("zsh: stockade attach -s TAB: %q lacks the live session %s", got, id)
+		}
+		// The only session: TAB puts its whole ID on the line.
+		if _, line := zshAt("stockade stop -s " + id[:3]); line != "stockade stop -s "+id+" " {
+			t.Errorf("zsh: stockade stop -s %s TAB: the line is %q, want the ID %s completed", id[:3], line, id)
+		}
+	}
 	if _, err := exec.LookPath("fish"); err == nil {
 		out := shell("fish", "source "+scripts["fish"]+"; complete -C 'stockade stop -s '")
 		if !strings.Contains(out, id+"\trunning") {
@@ -102,4 +135,69 @@ func TestCompletionScripts(t *testing.T) {
 			t.Errorf("fish: stockade network ag TAB: %q", out)
 		}
 	}
+}
+
+// zshDriver types a line and a TAB into an interactive zsh on a
+// pseudo-terminal (the zsh/zpty module) that has loaded compinit and the
+// completion script, then a key bound to a widget that writes the line as
+// the TAB left it. Every candidate the completion system adds is written
+// too, as zsh matched it: compadd is wrapped, and passes each call on.
+const (
+	zshInit = `PS1='' PROMPT='' RPROMPT=''
+autoload -Uz compinit && compinit -u -D
+source "$STK_SCRIPT"
+compadd() {
+	local -a __hits
+	builtin compadd -O __hits "$@"
+	(( ${#__hits} )) && print -rl -- "${__hits[@]}" >>"$STK_OUT"
+	builtin compadd "$@"
+}
+stk-line() { print -r -- "LINE=$BUFFER" >>"$STK_OUT"; print -r -- "<<line>>" }
+zle -N stk-line
+bindkey '^I' complete-word
+bindkey '^X' stk-line
+print '<<ready>>'
+`
+	zshDrive = `zmodload zsh/zpty || { print -u2 "zsh has no zpty module"; exit 3 }
+zpty z env TERM=dumb zsh -f -i
+zpty -w z "source ${(q)STK_INIT}"
+zpty -r z out '*<<ready>>*' || exit 4
+zpty -w -n z "$1"$'\t'$'\030'
+zpty -r z out '*<<line>>*' || exit 5
+zpty -d z
+`
+)
+
+// zshComplete returns what zsh offers at a TAB after line, deduplicated,
+// and the line as the TAB left it.
+func zshComplete(t *testing.T, dir, script, cwd string, env []string, line string) ([]string, string) {
+	t.Helper()
+	init, drive := filepath.Join(dir, "init.zsh"), filepath.Join(dir, "drive.zsh")
+	os.WriteFile(init, []byte(zshInit), 0o644)
+	os.WriteFile(drive, []byte(zshDrive), 0o644)
+	out := filepath.Join(dir, "zsh.out")
+	os.Remove(out)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "zsh", "-f", drive, line)
+	cmd.Dir = cwd
+	cmd.Env = append(env, "STK_SCRIPT="+script, "STK_INIT="+init, "STK_OUT="+out)
+	cmd.WaitDelay = 5 * time.Second
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("zsh at %q TAB: %v\n%s", line, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("zsh at %q TAB wrote nothing: %v", line, err)
+	}
+	var cands []string
+	var after string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if rest, ok := strings.CutPrefix(l, "LINE="); ok {
+			after = rest
+		} else if !slices.Contains(cands, l) {
+			cands = append(cands, l)
+		}
+	}
+	return cands, after
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 // outsiders resolve to the test host too, but no preset names them: a
@@ -150,7 +151,7 @@ func TestNetworkPresets(t *testing.T) {
 	// registry.npmjs.org:443, which does not look inside the tunnel.
 	t.Run("npm_view", func(t *testing.T) {
 		if _, err := os.Stat("/usr/bin/npm"); err != nil {
-			t.Skip("npm is not installed")
+			testenv.SkipOrFail(t, "npm is not installed (Debian: npm; scripts/test.sh installs it)")
 		}
 		e := newEnv(t)
 		res := e.run("", nil, "run", "--log-level", "error", "--resolver", dns, "--agent-allow", "@npm", "--", "sh", "-c",

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,5 +161,76 @@ func TestSSHAgentSocketInsideRefused(t *testing.T) {
 	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+up.Sock)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), up.Fingerprint) {
 		t.Errorf("the user's agent changed: %v\n%s", err, out)
+	}
+}
+
+// TestSSHGitCapture: git over SSH with --ssh and one allow rule, nothing
+// more (issue 13): ssh reads no proxy variable and connects straight to
+// the server, the capture takes the connection and the rule for the
+// server's address and port lets it through, and the user's agent signs
+// each login from outside. A clone and a push of a bare repository on the
+// host work; a host without a rule is reset, and the denial is a line in
+// the denials file. The server is sshd on the host's end of the test
+// network (198.51.100.1: the host's own address, in the floor, so the
+// rule is an IP rule that lifts it for that port; a loopback address
+// would be the sandbox's own).
+func TestSSHGitCapture(t *testing.T) {
+	requireSandbox(t)
+	requireTestnet(t)
+	up := testenv.StartSSHAgent(t)
+	sshd := testenv.StartSSHD(t, "198.51.100.1", up)
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, gitEnv := bareRepo(t, t.TempDir(), "cloned over ssh")
+	e := newEnv(t)
+	e.write("known_hosts", fmt.Sprintf("[198.51.100.1]:%d %s\n", sshd.Port, sshd.HostKey))
+	script := fmt.Sprintf(`export GIT_SSH_COMMAND="ssh -F /dev/null -o UserKnownHostsFile=$PWD/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
+export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@sandbox GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@sandbox
+set -e
+git clone -q ssh://%s@%s%s /tmp/r 2>&1
+git -C /tmp/r log --format=%%s
+echo x >/tmp/r/x; git -C /tmp/r add x; git -C /tmp/r commit -q -m "pushed from the sandbox"
+git -C /tmp/r push -q origin HEAD 2>&1
+echo PUSHED
+set +e
+git ls-remote ssh://git@198.51.100.20/repo.git 2>&1 && echo REACHED
+echo ---; cat /run/stockade/denials`, u.Username, sshd.Addr, repo)
+	r := e.run("", []string{"SSH_AUTH_SOCK=" + up.Sock}, "run", "--log-level", "error", "--resolver", testnetDNS, "--ssh",
+		"--agent-allow", sshd.Addr, "--", "sh", "-c", script)
+	out, denials, _ := strings.Cut(r.stdout, "---\n")
+	if r.code != 0 || !strings.Contains(out, "cloned over ssh\n") || !strings.Contains(out, "PUSHED\n") {
+		t.Fatalf("git clone and push over ssh: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	log := exec.Command("git", "-C", repo, "log", "--format=%s", "main")
+	log.Env = gitEnv
+	if b, err := log.CombinedOutput(); err != nil || !strings.HasPrefix(string(b), "pushed from the sandbox\n") {
+		t.Errorf("the push did not reach the repository on the host: %v\n%s", err, b)
+	}
+	if strings.Contains(out, "REACHED") || !strings.Contains(out, "Connection reset") {
+		t.Errorf("ssh to a host without a rule was not reset:\n%s", out)
+	}
+	if !denialLine("", "capture", "198.51.100.20", 22).MatchString(denials) || strings.Contains(denials, "198.51.100.1:") {
+		t.Errorf("the denials file, want the denied host's line alone:\n%s", denials)
+	}
+	// The audit log: both logins signed by the user's agent for this
+	// server, each connection captured.
+	all := e.list(true)
+	if len(all) != 1 {
+		t.Fatalf("list --all: %+v", all)
+	}
+	logs := e.run("", nil, "logs", "-s", all[0].ID, "--json").stdout
+	var signs, conns int
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, `"event":"ssh_sign"`) && strings.Contains(l, `"host_key":"`+sshd.HostFingerprint+`"`) {
+			signs++
+		}
+		if strings.Contains(l, `"event":"connection"`) && strings.Contains(l, `"proto":"capture"`) && strings.Contains(l, `"dst":"`+sshd.Addr+`"`) {
+			conns++
+		}
+	}
+	if signs < 2 || conns < 2 {
+		t.Errorf("the audit log holds %d signatures for the server's host key and %d captured connections to %s, want 2 each:\n%s", signs, conns, sshd.Addr, logs)
 	}
 }

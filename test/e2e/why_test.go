@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,13 +15,17 @@ import (
 // sandbox's denials file and in stockade why, with the command that allows
 // it: in a session, a network command (id set); in a foreground run, the
 // flag of the next run.
-func deniedLine(id, host string) *regexp.Regexp {
+func deniedLine(id, host string) *regexp.Regexp { return denialLine(id, "connect", host, 443) }
+
+// denialLine is the line of a connection to host:port that proto (connect,
+// capture) refused in deny mode.
+func denialLine(id, proto, host string, port int) *regexp.Regexp {
 	fix := "stockade run --agent-allow " + host + " … (again: a foreground run's rules are fixed while it runs)"
 	if id != "" {
 		fix = "stockade network agent allow -s " + id + " " + host
 	}
-	return regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ connect ` + regexp.QuoteMeta(host) +
-		`:443 \| rule: deny mode \| not in the allowlist \(deny mode\) \| allow: ` + regexp.QuoteMeta(fix) + "$")
+	return regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ` + proto + ` ` + regexp.QuoteMeta(host) +
+		`:` + strconv.Itoa(port) + ` \| rule: deny mode \| not in the allowlist \(deny mode\) \| allow: ` + regexp.QuoteMeta(fix) + "$")
 }
 
 // TestWhyForeground: a CONNECT the proxy refuses (curl only says "CONNECT
@@ -52,6 +57,44 @@ func TestWhyForeground(t *testing.T) {
 	w := e.run("", nil, "why", "-s", id)
 	if w.code != 0 || !deniedLine("", "denied.example").MatchString(w.stdout) || !strings.Contains(w.stdout, "session "+id+": 1 denials") {
 		t.Errorf("why: exit %d\n%s%s", w.code, w.stdout, w.stderr)
+	}
+	noDenialsOnHost(t, e, id)
+}
+
+// TestWhyCapture: a direct connection, made with the proxy variables
+// unset, is captured; when it is denied the program sees only a reset,
+// so the denial must be a line in /run/stockade/denials and in stockade
+// why, named as the capture named it: raw TCP by its address, TLS by the
+// server name it sent (to an allowed name's address).
+func TestWhyCapture(t *testing.T) {
+	requireSandbox(t)
+	requireTestnet(t)
+	e := newEnv(t)
+	script := noProxy + echo("198.51.100.20", 7) + "; getent hosts allowed.test >/dev/null; " +
+		curl("-k --resolve other.test:443:198.51.100.10 https://other.test/") + "\necho ---; cat /run/stockade/denials"
+	r := e.run("", nil, "run", "--log-level", "error", "--resolver", testnetDNS, "--agent-allow", "allowed.test", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	seen, inside, _ := strings.Cut(r.stdout, "---\n")
+	if got := strings.Fields(seen); len(got) < 2 || got[0] != "ECONNRESET" || got[1] != "EXIT35" {
+		t.Fatalf("the captured connections were not reset (want ECONNRESET, then curl's EXIT35):\n%s", r.stdout)
+	}
+	raw, tls := denialLine("", "capture", "198.51.100.20", 7), denialLine("", "capture", "other.test", 443)
+	if !raw.MatchString(inside) || !tls.MatchString(inside) {
+		t.Errorf("the denials file inside lacks the captured denials:\n%s", inside)
+	}
+	runs := e.list(true)
+	if len(runs) != 1 {
+		t.Fatalf("list --all: %+v", runs)
+	}
+	id := runs[0].ID
+	w := e.run("", nil, "why", "-s", id)
+	if w.code != 0 || !raw.MatchString(w.stdout) || !tls.MatchString(w.stdout) {
+		t.Errorf("why lacks the captured denials: exit %d\n%s%s", w.code, w.stdout, w.stderr)
+	}
+	if w := e.run("", nil, "why", "-s", id, "--json"); !strings.Contains(w.stdout, `"proto":"capture","host":"198.51.100.20","port":7,`) {
+		t.Errorf("why --json lacks proto capture:\n%s", w.stdout)
 	}
 	noDenialsOnHost(t, e, id)
 }
