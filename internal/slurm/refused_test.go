@@ -1,6 +1,8 @@
 package slurm
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +27,7 @@ func flagTables() []struct {
 		{"sacct", sacctFlags, false},
 		{"scancel", scancelFlags, false},
 		{"scontrol", scontrolFlags, false},
+		{"sinfo", sinfoFlags, false},
 	}
 }
 
@@ -41,6 +44,7 @@ var mustRefuse = map[string][]string{
 	"sacct":    {"user", "allusers", "accounts", "clusters"},
 	"scancel":  {"user", "me", "name", "partition", "state", "account", "nodelist", "interactive", "clusters"},
 	"scontrol": {"clusters"},
+	"sinfo":    {"iterate", "clusters", "federation"},
 }
 
 // forms are the ways a flag can be written on a command line: its long
@@ -117,5 +121,47 @@ func TestEveryRefusedFlag(t *testing.T) {
 				t.Errorf("%s --%s is not refused with a reason in its table", cmd, n)
 			}
 		}
+	}
+}
+
+// TestSinfo: sinfo's options are read with its table, so a refused one
+// is refused in every spelling getopt would take (-Mother, -i5, and
+// behind another short option), and the real sinfo gets the options
+// under their full names.
+func TestSinfo(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "sinfo"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.cfg.Env = []string{"PATH=" + bin}
+	w := c.cfg.Workdir
+	for _, tc := range []struct {
+		args   []string
+		reason string
+	}{
+		{[]string{"-Mother"}, "sends the job to another cluster"},
+		{[]string{"-M", "other"}, "sends the job to another cluster"},
+		{[]string{"--clusters=other"}, "sends the job to another cluster"},
+		{[]string{"--federation"}, "sends the job to another cluster"},
+		{[]string{"-i5"}, "repeats until interrupted"},
+		{[]string{"-i", "5"}, "repeats until interrupted"},
+		{[]string{"-h", "--iterate", "5"}, "repeats until interrupted"},
+		{[]string{"-hi5"}, "write each short option separately"},
+		{[]string{"-hMother"}, "write each short option separately"},
+		{[]string{"--cluster=other"}, "not on stockade's Slurm allowlist"},
+		{[]string{"--iter=5"}, "not on stockade's Slurm allowlist"},
+		{[]string{"-X"}, "not on stockade's Slurm allowlist"},
+		{[]string{"debug"}, "sinfo takes options only"},
+	} {
+		rep := c.Answer(Request{Command: "sinfo", Args: tc.args, Cwd: w})
+		if msg := string(rep.Stderr); rep.Code != 1 || !strings.Contains(msg, "refused by stockade: ") || !strings.Contains(msg, tc.reason) {
+			t.Errorf("sinfo %q: exit %d %q %q; want a refusal naming %q", tc.args, rep.Code, rep.Stdout, msg, tc.reason)
+		}
+	}
+	rep := c.Answer(Request{Command: "sinfo", Args: []string{"-h", "-p", "debug", "-o%a", "--states=idle", "-N", "--json"}, Cwd: w})
+	want := "--noheader\n--partition=debug\n--format=%a\n--states=idle\n--Node\n--json\n"
+	if rep.Code != 0 || string(rep.Stdout) != want {
+		t.Errorf("the real sinfo got %q (exit %d, %s), want %q", rep.Stdout, rep.Code, rep.Stderr, want)
 	}
 }

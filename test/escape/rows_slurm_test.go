@@ -27,6 +27,10 @@ var slurmRows = []row{
 	{name: "slurm_abbreviated_flag", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --ui=0 --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_cancel_foreign_job", flags: []string{"--slurm"}, args: sh(slurmRefused(`scancel 1`)), want: "DENIED refused"},
 	{name: "slurm_enumerate_users", flags: []string{"--slurm"}, args: sh(slurmRefused(`sacctmgr show user`)), want: "DENIED refused"},
+	// sinfo passes through, but its options are read with a table: a
+	// refused one glued to its value, or behind another, is refused too.
+	{name: "slurm_sinfo_other_cluster", flags: []string{"--slurm"}, args: sh(slurmRefused(`sinfo -Mother`)), want: "DENIED refused"},
+	{name: "slurm_sinfo_iterate_bundled", flags: []string{"--slurm"}, args: sh(slurmRefused(`sinfo -hi5`)), want: "DENIED refused"},
 	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(slurmRefused(`salloc`)), want: "DENIED refused"},
 	// Inside a job (the job's wrapper runs `stockade run --slurm
 	// --slurm-step` with slurmd's SLURM_JOB_ID), srun starts steps of this
