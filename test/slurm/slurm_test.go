@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,14 +138,22 @@ func TestUserCannotWiden(t *testing.T) {
 
 // TestScope: a job submitted outside stockade is invisible and out of
 // reach, even with the user scope; a job of another session is too,
-// unless --slurm-scope project.
+// unless --slurm-scope project. squeue and sacct list what is in scope
+// and nothing else; each list is read on its own, never out of the
+// whole output (a refusal names the job it refuses).
 func TestScope(t *testing.T) {
 	e := newEnv(t)
 	foreign := e.outside("sbatch", "--parsable", "--hold", "--wrap", "true", "-o", "/dev/null")
 	defer e.outside("scancel", foreign)
-	r := e.run(`squeue -h -o %i; scancel `+foreign+` 2>&1; echo "cancel:$?"`, "--slurm-scope", "user")
-	if strings.Contains(strings.Split(r.stdout, "refused")[0], foreign+"\n") || !strings.Contains(r.stdout, "cancel:1") {
-		t.Errorf("user scope reaches the job %s submitted outside stockade:\n%s", foreign, r.stdout)
+	lists := `echo "squeue{"; squeue -h -o %i; echo "}squeue"; echo "sacct{"; sacct -n -P -o JobID; echo "}sacct"` + "\n"
+	r := e.run(lists+`scancel `+foreign+` 2>&1; echo "cancel:$?"`, "--slurm-scope", "user")
+	for _, list := range []string{"squeue", "sacct"} {
+		if ids := section(t, r, list); slices.Contains(ids, foreign) {
+			t.Errorf("user scope: %s lists the job %s submitted outside stockade: %q", list, foreign, ids)
+		}
+	}
+	if !strings.Contains(r.stdout, "cancel:1") {
+		t.Errorf("user scope cancels the job %s submitted outside stockade:\n%s", foreign, r.stdout)
 	}
 	r = e.run("sbatch --parsable --hold --wrap true")
 	own := strings.TrimSpace(r.stdout)
@@ -152,28 +161,42 @@ func TestScope(t *testing.T) {
 		t.Fatalf("sbatch --hold: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
 	defer e.outside("scancel", own)
-	script := `squeue -h -o %i; echo "--"
-scontrol show job ` + foreign + ` >/dev/null 2>&1; echo "show:$?"
+	script := lists + `scontrol show job ` + foreign + ` >/dev/null 2>&1; echo "show:$?"
 scancel ` + foreign + ` 2>&1; echo "cancel:$?"
-scontrol release ` + foreign + ` 2>&1; echo "release:$?"
-sacct -n -P -o JobID`
+scontrol release ` + foreign + ` 2>&1; echo "release:$?"`
 	// Another session of the same project: the first one's job is not its own.
 	r = e.run(script)
-	if strings.Contains(r.stdout, foreign) && !strings.Contains(r.stdout, "job "+foreign+" was not submitted") {
-		t.Errorf("session scope shows the foreign job %s:\n%s", foreign, r.stdout)
-	}
-	if strings.Contains(strings.Split(r.stdout, "--")[0], own) {
-		t.Errorf("session scope shows another session's job %s:\n%s", own, r.stdout)
+	for _, list := range []string{"squeue", "sacct"} {
+		ids := section(t, r, list)
+		if slices.Contains(ids, foreign) {
+			t.Errorf("session scope: %s lists the foreign job %s: %q", list, foreign, ids)
+		}
+		if slices.Contains(ids, own) {
+			t.Errorf("session scope: %s lists another session's job %s: %q", list, own, ids)
+		}
 	}
 	for _, want := range []string{"show:1", "cancel:1", "release:1", "refused by stockade: job " + foreign + " was not submitted through stockade"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("foreign job: output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	// Project scope: the other session's job is in reach, the foreign one still not.
-	r = e.run(`squeue -h -o %i; scancel `+own+`; echo "cancel own:$?"; scancel `+foreign+` 2>/dev/null; echo "cancel foreign:$?"`, "--slurm-scope", "project")
-	if !strings.Contains(r.stdout, own+"\n") || !strings.Contains(r.stdout, "cancel own:0") || !strings.Contains(r.stdout, "cancel foreign:1") {
-		t.Errorf("project scope: want job %s listed and cancelled, %s refused:\n%s\n%s", own, foreign, r.stdout, r.stderr)
+	// Project and user scope: the other session's job is in reach, the
+	// foreign one still not.
+	for _, scope := range []string{"user", "project"} {
+		r = e.run(lists+`scancel `+foreign+` 2>/dev/null; echo "cancel foreign:$?"`, "--slurm-scope", scope)
+		for _, list := range []string{"squeue", "sacct"} {
+			ids := section(t, r, list)
+			if !slices.Contains(ids, own) || slices.Contains(ids, foreign) {
+				t.Errorf("%s scope: %s lists %q; want %s and not %s", scope, list, ids, own, foreign)
+			}
+		}
+		if !strings.Contains(r.stdout, "cancel foreign:1") {
+			t.Errorf("%s scope cancels the foreign job %s:\n%s\n%s", scope, foreign, r.stdout, r.stderr)
+		}
+	}
+	r = e.run(`scancel `+own+`; echo "cancel own:$?"`, "--slurm-scope", "project")
+	if !strings.Contains(r.stdout, "cancel own:0") {
+		t.Errorf("project scope: want job %s cancelled:\n%s\n%s", own, r.stdout, r.stderr)
 	}
 	// A dependency may name the session's own job, not a foreign one.
 	r = e.run(`j=$(sbatch --parsable --hold --wrap true); k=$(sbatch --parsable -H -d afterok:$j --wrap true); echo "own dep:$?"; scancel $j $k
@@ -187,6 +210,18 @@ sbatch -d afterok:`+foreign+` --wrap true 2>&1; echo "foreign dep:$?"`, "--slurm
 	if logs := e.logs(); !strings.Contains(logs, "slurm: cancelled ("+own+"): scancel "+own) {
 		t.Errorf("the cancel is not in the audit log:\n%s", logs)
 	}
+}
+
+// section is the list a script printed between "NAME{" and "}NAME", one
+// word a line; it fails t when the script did not print it whole.
+func section(t *testing.T, r result, name string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(r.stdout, name+"{\n")
+	body, _, ok2 := strings.Cut(after, "}"+name+"\n")
+	if !ok || !ok2 {
+		t.Fatalf("the output has no %s list:\n%s\n%s", name, r.stdout, r.stderr)
+	}
+	return strings.Fields(body)
 }
 
 // TestMalformed: the chaperon answers garbage with an error and keeps
@@ -287,8 +322,9 @@ echo "sacct:$(sacct -n -P -o JobID | wc -l)"`)
 }
 
 // TestOtherUsersJob: another user's job never appears and cannot be
-// cancelled, whatever the scope. Submitting as another user takes root;
-// the unprivileged pass has the same-user foreign job of TestScope.
+// cancelled, whatever the scope, while a job of the session's own does
+// appear. Submitting as another user takes root; the unprivileged pass
+// has the same-user foreign job of TestScope.
 func TestOtherUsersJob(t *testing.T) {
 	e := newEnv(t)
 	if os.Getuid() != 0 {
@@ -304,8 +340,20 @@ func TestOtherUsersJob(t *testing.T) {
 	other := strings.TrimSpace(string(out))
 	defer exec.Command("scancel", other).Run()
 	for _, scope := range []string{"session", "project", "user"} {
-		r := e.run(`squeue -h -o %i; echo "--"; scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/dev/null; echo "cancel:$?"; sacct -n -P -o JobID`, "--slurm-scope", scope)
-		if strings.Contains(strings.Split(r.stdout, "--")[0], other) || !strings.Contains(r.stdout, "show:1") || !strings.Contains(r.stdout, "cancel:1") {
+		r := e.run(`own=$(sbatch --parsable --hold --wrap true -o /dev/null); echo "own:$own"
+echo "squeue{"; squeue -h -o %i; echo "}squeue"; echo "sacct{"; sacct -n -P -o JobID; echo "}sacct"
+scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/dev/null; echo "cancel:$?"; scancel "$own"`, "--slurm-scope", scope)
+		m := regexp.MustCompile(`own:(\d+)\n`).FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("scope %s: sbatch printed no job id:\n%s\n%s", scope, r.stdout, r.stderr)
+		}
+		for _, list := range []string{"squeue", "sacct"} {
+			ids := section(t, r, list)
+			if slices.Contains(ids, other) || !slices.Contains(ids, m[1]) {
+				t.Errorf("scope %s: %s lists %q; want the session's job %s and not stockade-test's %s", scope, list, ids, m[1], other)
+			}
+		}
+		if !strings.Contains(r.stdout, "show:1") || !strings.Contains(r.stdout, "cancel:1") {
 			t.Errorf("scope %s reaches stockade-test's job %s:\n%s", scope, other, r.stdout)
 		}
 	}
