@@ -8,20 +8,39 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
+)
+
+// deniedHost is the fake model provider of the test network
+// (scripts/testnet.sh, test/netenv/server): POST /v1/messages answers 200
+// with cannedReply. The session's default policy (deny) does not allow it.
+const (
+	deniedHost  = "198.51.100.10:8080"
+	cannedReply = "CANNED-REPLY-FROM-THE-FAKE-PROVIDER"
 )
 
 // TestJobRunsConfined: a batch job runs on the node, its output lands in
 // the project, and its command is held to the session's walls there: the
-// user's ~/.ssh is not readable, .env reads empty, egress is the policy's.
+// user's ~/.ssh is not readable, .env reads empty, and a host the node
+// itself reaches (outside the sandbox) is refused to the job, with a
+// network_denied event in the job's audit log.
 func TestJobRunsConfined(t *testing.T) {
 	e := newEnv(t)
+	curl := `curl -s --max-time 20 -X POST -H 'Content-Type: application/json' -d '{}' -w '\negress:%{http_code}\n' http://` + deniedHost + `/v1/messages`
+	// The node reaches the host when no sandbox is in the way: a job
+	// submitted outside stockade gets the provider's answer.
+	if out, err := exec.Command("srun", "-p", "debug", "-n", "1", "sh", "-c", curl).CombinedOutput(); err != nil || !strings.Contains(string(out), cannedReply) {
+		testenv.SkipOrFail(t, "the node does not reach %s outside the sandbox (as root: scripts/testnet.sh up): %v\n%s", deniedHost, err, out)
+	}
 	write(t, filepath.Join(e.workdir, "job.sh"), `#!/bin/sh
 #SBATCH --job-name=confined
 echo "marker job=$SLURM_JOB_ID sandbox=$STOCKADE_SANDBOX"
 echo "env:[$(cat .env)]"
 cat `+filepath.Join(e.home, ".ssh", "id_test")+` 2>&1 || echo "ssh: unreadable"
 cat "$HOME/.ssh/id_test" 2>&1 || echo "ssh home: unreadable"
-curl -s -o /dev/null -w 'egress:%{http_code}\n' http://example.com/ || echo "egress: failed"
+`+curl+`
+echo "curl:$?"
 `)
 	r := e.run("sbatch --wait -o out-%j.txt job.sh")
 	if r.code != 0 {
@@ -47,8 +66,14 @@ curl -s -o /dev/null -w 'egress:%{http_code}\n' http://example.com/ || echo "egr
 			t.Errorf("the job read a secret the sandbox hides: %q", secret)
 		}
 	}
-	if strings.Contains(got, "egress:200") {
-		t.Errorf("the job reached example.com, which the policy denies")
+	// Refused: the egress proxy's 403, or no way out at all (curl's 7,
+	// connection refused); never the provider's answer.
+	proxied, refused := strings.Contains(got, "egress:403\ncurl:0"), strings.Contains(got, "egress:000\ncurl:7")
+	if strings.Contains(got, cannedReply) || !proxied && !refused {
+		t.Errorf("the job was not refused %s, which the node reaches and the policy denies", deniedHost)
+	}
+	if logs := e.logs(); !strings.Contains(logs, "network denied: "+deniedHost) {
+		t.Errorf("no network_denied event for %s in the audit logs:\n%s", deniedHost, logs)
 	}
 	// The job is the session's: sacct (stockade's, from jobcomp) shows it.
 	r = e.run("sbatch --parsable --wait --wrap 'exit 3'; sacct -n -P -o JobID,State,ExitCode")
