@@ -33,6 +33,12 @@ var slurmRows = []row{
 	{name: "slurm_commands_are_shims", flags: []string{"--slurm"},
 		args: sh(`for c in sbatch srun squeue sacct scancel scontrol sinfo salloc sacctmgr; do case "$(command -v $c)" in */stockade/slurm/bin/$c) ;; *) echo "DENIED $c is $(command -v $c)"; exit ;; esac; done; echo OK`),
 		want: "OK"},
+	// The chaperon writes each job's wrapper in its directory, and the
+	// wrapper runs on the node outside any sandbox: a --slurm sandbox
+	// that could write there is refused before anything is made.
+	{name: "slurm_state_in_rw_tree", flags: []string{"--slurm", "--rw", "{home}/.local/state"},
+		setup: func(fx *fixture) error { return fx.writeFile("home/.local/state/keep", "", 0o644) },
+		args:  sh(`echo OK`), want: "REFUSED", refused: "--slurm: the chaperon's directory", refusedExit: 2},
 	{name: "slurm_submit_as_other_uid", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --uid=0 --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_submit_prolog", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun --prolog=/tmp/p true`)), want: "DENIED refused"},
 	{name: "slurm_submit_get_user_env", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --get-user-env --wrap true`)), want: "DENIED refused"},

@@ -497,3 +497,38 @@ func TestStep(t *testing.T) {
 		t.Errorf("the other job %s is %q, want PENDING (held)", other, st)
 	}
 }
+
+// TestStateWritable: the chaperon's directory, where each job's wrapper
+// waits to run on the node outside any sandbox, must not be one the
+// sandbox can write. XDG_STATE_HOME in the project, or a --rw tree that
+// holds it, refuses --slurm with one line and exit 2, and nothing is
+// made: no state directory, no sandbox HOME, nothing submitted.
+func TestStateWritable(t *testing.T) {
+	e := newEnv(t)
+	inProject := filepath.Join(e.workdir, ".state")
+	for _, c := range []struct {
+		name  string
+		vars  []string
+		flags []string
+		state string
+	}{
+		{"XDG_STATE_HOME in the project", []string{"XDG_STATE_HOME=" + inProject}, nil, inProject},
+		{"--rw holding it", nil, []string{"--rw", filepath.Join(e.home, ".local")}, filepath.Join(e.home, ".local", "state")},
+	} {
+		saved := e.vars
+		e.vars = append(slices.Clone(e.vars), c.vars...)
+		os.MkdirAll(filepath.Join(e.home, ".local"), 0o700)
+		r := e.run("sbatch --parsable --hold --wrap true; echo ran", c.flags...)
+		e.vars = saved
+		msg := strings.TrimSpace(r.stderr)
+		if r.code != 2 || strings.Contains(r.stdout, "ran") || strings.Contains(msg, "\n") ||
+			!strings.Contains(msg, "--slurm: the chaperon's directory "+filepath.Join(c.state, "stockade", "slurm")) {
+			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s\nwant exit 2 and one line naming the chaperon's directory", c.name, r.code, r.stdout, r.stderr)
+		}
+		for _, p := range []string{c.state, filepath.Join(e.home, ".local", "share", "stockade")} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s: the refused start made %s", c.name, p)
+			}
+		}
+	}
+}
