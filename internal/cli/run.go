@@ -210,14 +210,20 @@ func storeExposedBy(store string, p policy.Policy) (string, bool) {
 	canon := existingCanon(store)
 	for _, d := range append(append([]string{p.Workdir}, p.RW...), p.RO...) {
 		c := existingCanon(d)
-		if canon == c || strings.HasPrefix(c, canon+"/") {
+		if canonWithin(c, canon) {
 			return d, false
 		}
-		if strings.HasPrefix(canon, strings.TrimSuffix(c, "/")+"/") {
+		if canonWithin(canon, c) {
 			return d, true
 		}
 	}
 	return "", false
+}
+
+// canonWithin reports whether p is dir or lies in it; both canonical
+// (existingCanon).
+func canonWithin(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // existingCanon is p with every symlink of its longest existing prefix
@@ -284,6 +290,9 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if home == "" {
 		return job.Job{}, r, "", errors.New("cannot find your home directory; set HOME to an absolute path")
 	}
+	if err := c.slurmFlags.checkState(r.Policy, home, c.sandboxHomePath(home, r.Policy)); err != nil {
+		return job.Job{}, r, "", err
+	}
 	id, err := newID()
 	if err != nil {
 		return job.Job{}, r, "", err
@@ -292,10 +301,8 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		onID(id, r)
 	}
 	c.startProgress(r)
-	name := c.homeName
-	if name == "" {
-		name = "run"
-	} else {
+	name := c.sandboxHomeName()
+	if c.homeName != "" {
 		c.progress.Step(fmt.Sprintf("preparing %s's sandbox HOME", name))
 	}
 	// Every project's engine storage stays out of the view, with or
@@ -408,6 +415,24 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		}
 	}
 	return j, r, home, nil
+}
+
+// sandboxHomeName is the name of the run's sandbox HOME: run, or the agent's.
+func (c *runCmd) sandboxHomeName() string {
+	if c.homeName == "" {
+		return "run"
+	}
+	return c.homeName
+}
+
+// sandboxHomePath is where the run's sandbox HOME is on the host, or ""
+// when its place cannot be told yet (homeRel fails, and so will the start).
+func (c *runCmd) sandboxHomePath(home string, p policy.Policy) string {
+	rel, err := homeRel(c.sandboxHomeName(), p)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(stockadeData(home), rel)
 }
 
 // startProgress makes the progress line of a start that has long steps:

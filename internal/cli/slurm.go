@@ -51,6 +51,35 @@ func (f slurmFlags) check(network string) error {
 	return nil
 }
 
+// slurmState is the chaperon's directory for the user whose HOME is
+// home: the registry of jobs, and each job's stored script and wrapper.
+func slurmState(home string) string { return filepath.Join(stateHome(home), "stockade", "slurm") }
+
+// checkState refuses --slurm when the chaperon's directory is one the
+// sandbox can write: the project, a --rw tree, or the sandbox HOME (whose
+// host path is sandboxHome), or holds one of them. A job's wrapper is
+// written there and runs on the compute node outside any sandbox, as the
+// user, before its `stockade run`; an agent that could rewrite it between
+// sbatch and the job's start would run anything there. Called before
+// anything is made.
+func (f slurmFlags) checkState(p policy.Policy, home, sandboxHome string) error {
+	if !f.Slurm {
+		return nil
+	}
+	state := slurmState(home)
+	canon := existingCanon(state)
+	for _, d := range append(append([]string{p.Workdir}, p.RW...), sandboxHome) {
+		if d == "" {
+			continue
+		}
+		c := existingCanon(d)
+		if canonWithin(canon, c) || canonWithin(c, canon) {
+			return usageError{fmt.Errorf("--slurm: the chaperon's directory %s, where the jobs' wrappers are written, overlaps %s, which the sandbox can write; set XDG_STATE_HOME to a directory outside the project and every --rw tree", state, d)}
+		}
+	}
+	return nil
+}
+
 // slurmJob adds the chaperon to j: its configuration, the shims on the
 // sandbox's PATH, and the stockade binary they run, read-only.
 func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) error {
@@ -79,7 +108,7 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 	j.Slurm = &slurm.Config{
 		Session: j.ID, Workdir: j.Policy.Workdir, Scope: scope, Stockade: exe,
 		RunArgs: runArgs(j.Policy, r), Network: slurm.NetworkArgs(egress.NewRules(egress.Mode(j.Policy.AgentPolicy), j.Policy.AgentAllow, j.Policy.AgentBlock).Snapshot()),
-		State: filepath.Join(stateHome(j.Home), "stockade", "slurm"),
+		State: slurmState(j.Home),
 		Env:   slurmEnv(os.Environ()), Admin: admin,
 	}
 	if c.SlurmStep {

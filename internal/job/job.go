@@ -361,6 +361,9 @@ func prepare(j Job, h Hooks) *prepared {
 	if j.Denials && p.Network == "proxy" {
 		cfg.DenialsAt = denial.Path
 	}
+	if j.Slurm != nil {
+		cfg.SystemHide = slurm.Hidden()
+	}
 	pr.mountCfg, pr.records = cfg.MountConfig(), records
 	cfg.Passwd, cfg.Group = sandbox.Accounts()
 	sc := mount.ScanTrees(pr.mountCfg, mount.OS{})

@@ -86,6 +86,11 @@ type Config struct {
 	// interface; TUNSETIFF needs CAP_NET_ADMIN over the network namespace
 	// the descriptor is used in, which the command has over none.
 	Tun bool
+	// SystemHide are more paths of the system trees masked as
+	// SystemMasks are, when they exist: the host's Slurm configuration,
+	// munge key and Slurm commands in a --slurm sandbox (slurm.Hidden),
+	// where the chaperon answers in their place.
+	SystemHide []string
 }
 
 // SystemDirs are bound read-only from the host when they exist; a symlink
@@ -143,7 +148,10 @@ func BuildScan(cfg Config, sc Scan, host Host) (Plan, error) {
 			add(Mount{Kind: Bind, Source: d, Target: d, ReadOnly: true, IsDir: true, Why: "system"})
 		}
 	}
-	for _, m := range systemMasks(host) {
+	for _, m := range systemMasks(host, SystemMasks, "system secret") {
+		add(m)
+	}
+	for _, m := range systemMasks(host, cfg.SystemHide, "hidden: the Slurm chaperon answers") {
 		add(m)
 	}
 
@@ -361,11 +369,12 @@ func resolveBound(host Host, p string, ms []Mount) string {
 	return p
 }
 
-// systemMasks are the SystemMasks that exist. The system trees are the
-// host's, not the sandbox's: their paths are taken as they are.
-func systemMasks(host Host) []Mount {
+// systemMasks are the patterns that exist, masked for why. The system
+// trees are the host's, not the sandbox's: their paths are taken as they
+// are.
+func systemMasks(host Host, patterns []string, why string) []Mount {
 	var out []Mount
-	for _, pat := range SystemMasks {
+	for _, pat := range patterns {
 		dir, base := filepath.Split(pat)
 		names := []string{base}
 		if isGlob(base) {
@@ -380,7 +389,7 @@ func systemMasks(host Host) []Mount {
 		for _, n := range names {
 			p := filepath.Join(dir, n)
 			if fi, err := host.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-				out = append(out, Mount{Kind: Empty, Target: p, IsDir: fi.IsDir(), Why: "system secret"})
+				out = append(out, Mount{Kind: Empty, Target: p, IsDir: fi.IsDir(), Why: why})
 			}
 		}
 	}

@@ -198,3 +198,31 @@ func TestTun(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemHide: the paths of SystemHide that exist are masked, a
+// directory as a directory; a missing one and a symbolic link are left
+// out, and without SystemHide nothing is.
+func TestSystemHide(t *testing.T) {
+	root := tree(t, "etc/slurm/slurm.conf", "usr/bin/sbatch")
+	if err := os.Symlink("sbatch", filepath.Join(root, "usr/bin/srun")); err != nil {
+		t.Fatal(err)
+	}
+	hide := []string{root + "/etc/slurm", root + "/usr/bin/sbatch", root + "/usr/bin/srun", root + "/usr/bin/squeue"}
+	for _, withHide := range []bool{false, true} {
+		cfg := Config{Workdir: t.TempDir()}
+		if withHide {
+			cfg.SystemHide = hide
+		}
+		plan, err := Build(cfg, OS{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range hide {
+			m, ok := find(plan, p)
+			want := withHide && i < 2
+			if ok != want || ok && (m.Kind != Empty || m.IsDir != (i == 0)) {
+				t.Errorf("SystemHide %v: %s in the plan: %v %+v, want %v", withHide, p, ok, m, want)
+			}
+		}
+	}
+}

@@ -29,6 +29,9 @@ type Config struct {
 	Proxy bool
 	// Slurm adds the Slurm chaperon's listener (with Proxy).
 	Slurm bool
+	// SystemHide are paths of the system trees masked inside
+	// (mount.Config.SystemHide).
+	SystemHide []string
 	// HomeProtect are files under the sandbox HOME kept read-only inside.
 	HomeProtect []string
 	// TmpfsSize bounds the writable tmpfs mounts together (mount.Config).
@@ -85,7 +88,7 @@ func (c Config) MountConfig() mount.Config {
 		ResolvConf: resolvConf(c.Proxy), HomeProtect: c.HomeProtect, Hold: c.Hold, NoHold: c.NoHold,
 		TmpfsSize: c.TmpfsSize, Passwd: c.Passwd, Group: c.Group, Tun: c.Tun,
 		DenialsAt: c.DenialsAt, GitConfig: c.GitConfig,
-		GitExclude: c.GitExclude,
+		GitExclude: c.GitExclude, SystemHide: c.SystemHide,
 	}
 }
 

@@ -4,7 +4,8 @@
 // An agent that may run the real sbatch escapes any sandbox on the login
 // node: it submits a job that reads ~/.ssh on a compute node. Under
 // `stockade run --slurm` the real Slurm commands are out of the sandbox's
-// reach (no munge socket, no route to slurmctld), and the names sbatch,
+// reach (no munge socket, no route to slurmctld; the real programs,
+// /etc/slurm and /etc/munge read empty: Hidden), and the names sbatch,
 // srun, squeue, sacct, scancel, scontrol, sinfo, salloc and sacctmgr on the
 // sandbox's PATH are shims: the stockade binary re-executed as the entry
 // point Entry (client.go), which sends its argv, working directory and job

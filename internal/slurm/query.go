@@ -206,16 +206,38 @@ func (c *Chaperon) showJobs(args, rest []string) (Reply, error) {
 	return Reply{Stdout: out.Bytes(), Stderr: errb.Bytes()}, nil
 }
 
+// sinfoFlags are sinfo's options (Slurm 22.05): what it shows and how.
+// It passes through, but not to another cluster, and not in a loop.
+var sinfoFlags = []Flag{
+	{Long: "all", Short: 'a', Kind: boolean}, {Long: "dead", Short: 'd', Kind: boolean},
+	{Long: "exact", Short: 'e', Kind: boolean}, {Long: "noheader", Short: 'h', Kind: boolean},
+	{Long: "hide", Kind: boolean}, {Long: "json", Kind: boolean}, {Long: "yaml", Kind: boolean},
+	{Long: "local", Kind: boolean}, {Long: "long", Short: 'l', Kind: boolean},
+	{Long: "nodes", Short: 'n'}, {Long: "noconvert", Kind: boolean}, {Long: "Node", Short: 'N', Kind: boolean},
+	{Long: "format", Short: 'o'}, {Long: "Format", Short: 'O'}, {Long: "partition", Short: 'p'},
+	{Long: "responding", Short: 'r', Kind: boolean}, {Long: "list-reasons", Short: 'R', Kind: boolean},
+	{Long: "summarize", Short: 's', Kind: boolean}, {Long: "sort", Short: 'S'}, {Long: "states", Short: 't'},
+	{Long: "reservation", Short: 'T', Kind: boolean}, {Long: "verbose", Short: 'v', Kind: boolean},
+	{Long: "version", Short: 'V', Kind: boolean}, {Long: "help", Kind: boolean}, {Long: "usage", Kind: boolean},
+	{Long: "iterate", Short: 'i', Refused: refIterate},
+	{Long: "clusters", Short: 'M', Refused: refCluster}, {Long: "federation", Kind: boolean, Refused: refCluster},
+}
+
+// sinfo passes through with the options of its table, each under its
+// full name: what the real sinfo gets is what was checked.
 func (c *Chaperon) sinfo(req Request) (Reply, error) {
-	for _, a := range req.Args {
-		if a == "-i" || strings.HasPrefix(a, "--iterate") || strings.HasPrefix(a, "-i") && !strings.HasPrefix(a, "--") {
-			return Reply{}, refuse("%s %s", a, refIterate)
-		}
-		if a == "-M" || strings.HasPrefix(a, "--cluster") {
-			return Reply{}, refuse("%s %s", a, refCluster)
-		}
+	p, err := parse(sinfoFlags, req.Args)
+	if err != nil {
+		return Reply{}, refuse("%v", err)
 	}
-	return c.real("sinfo", req.Args...), nil
+	if len(p.rest) > 0 {
+		return Reply{}, refuse("sinfo takes options only; %q is not one", p.rest[0])
+	}
+	var args []string
+	for _, o := range p.opts {
+		args = append(args, o.line())
+	}
+	return c.real("sinfo", args...), nil
 }
 
 // sacctmgr shows the cluster's own settings and refuses the rest: user

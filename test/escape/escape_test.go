@@ -39,6 +39,9 @@ type row struct {
 	// loosening), nothing run and nothing made; want is then "REFUSED".
 	// refusedUser is the same for an unprivileged runner only.
 	refused, refusedUser string
+	// refusedExit is the exit status of the refusal when it is not 125
+	// (2: a usage error, one that no setup can fix).
+	refusedExit int
 	// mutates lets an OK row change guarded host files on purpose (--allow-hooks).
 	mutates bool
 	// check runs on the host after the row, for what the output cannot show.
@@ -241,9 +244,13 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 		if r.refusedLate { // after the start line and its warnings: the last line
 			line = line[strings.LastIndexByte(line, '\n')+1:]
 		}
-		if res.code != 125 || got != "" || strings.Contains(line, "\n") || !strings.Contains(line, refused) {
-			t.Errorf("%v\n got: %q (exit %d)\nwant: refused (exit 125) with one line containing %q\nstderr: %s",
-				fx.expand(r.args), got, res.code, refused, res.stderr)
+		exit := 125
+		if r.refusedExit != 0 {
+			exit = r.refusedExit
+		}
+		if res.code != exit || got != "" || strings.Contains(line, "\n") || !strings.Contains(line, refused) {
+			t.Errorf("%v\n got: %q (exit %d)\nwant: refused (exit %d) with one line containing %q\nstderr: %s",
+				fx.expand(r.args), got, res.code, exit, refused, res.stderr)
 		}
 		if _, err := os.Lstat(fx.sandboxHm); err == nil && !r.refusedLate {
 			t.Errorf("a refused start made the sandbox HOME %s", fx.sandboxHm)

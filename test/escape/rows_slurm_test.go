@@ -16,6 +16,29 @@ var slurmRows = []row{
 		args: sh(`if [ -x /usr/bin/sbatch ]; then /usr/bin/sbatch --wrap true >/dev/null 2>&1 && echo OK || echo DENIED failed; else echo DENIED absent; fi`),
 		want: "DENIED failed"},
 	{name: "slurm_munge_socket", args: sh(`[ -e /run/munge/munge.socket.2 ] && echo OK || echo DENIED absent`), want: "DENIED absent"},
+	// With --slurm the real Slurm commands, the cluster's configuration
+	// and the munge key are not there either: each reads empty (a mask),
+	// and the Slurm commands resolve to the shims, which reach the
+	// chaperon. (An unlistable /etc/munge is not absent: the row wants
+	// the mask.)
+	{name: "slurm_real_sbatch_hidden", flags: []string{"--slurm"},
+		args: sh(`for c in sbatch srun squeue sacct scancel scontrol sinfo salloc sacctmgr sbcast sattach; do if [ -x /usr/bin/$c ] || [ -s /usr/bin/$c ]; then echo "OK /usr/bin/$c is there"; exit; fi; done; echo DENIED absent`),
+		want: "DENIED absent"},
+	{name: "slurm_etc_slurm_hidden", flags: []string{"--slurm"},
+		args: sh(`if out=$(ls -A /etc/slurm 2>&1); then [ -z "$out" ] && echo DENIED absent || echo "OK $out" | head -n1; else echo "OK unlistable: $out"; fi`),
+		want: "DENIED absent"},
+	{name: "slurm_etc_munge_hidden", flags: []string{"--slurm"},
+		args: sh(`if out=$(ls -A /etc/munge 2>&1); then [ -z "$out" ] && echo DENIED absent || echo "OK $out" | head -n1; else echo "OK unlistable: $out"; fi`),
+		want: "DENIED absent"},
+	{name: "slurm_commands_are_shims", flags: []string{"--slurm"},
+		args: sh(`for c in sbatch srun squeue sacct scancel scontrol sinfo salloc sacctmgr; do case "$(command -v $c)" in */stockade/slurm/bin/$c) ;; *) echo "DENIED $c is $(command -v $c)"; exit ;; esac; done; echo OK`),
+		want: "OK"},
+	// The chaperon writes each job's wrapper in its directory, and the
+	// wrapper runs on the node outside any sandbox: a --slurm sandbox
+	// that could write there is refused before anything is made.
+	{name: "slurm_state_in_rw_tree", flags: []string{"--slurm", "--rw", "{home}/.local/state"},
+		setup: func(fx *fixture) error { return fx.writeFile("home/.local/state/keep", "", 0o644) },
+		args:  sh(`echo OK`), want: "REFUSED", refused: "--slurm: the chaperon's directory", refusedExit: 2},
 	{name: "slurm_submit_as_other_uid", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --uid=0 --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_submit_prolog", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun --prolog=/tmp/p true`)), want: "DENIED refused"},
 	{name: "slurm_submit_get_user_env", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --get-user-env --wrap true`)), want: "DENIED refused"},
@@ -27,6 +50,10 @@ var slurmRows = []row{
 	{name: "slurm_abbreviated_flag", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --ui=0 --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_cancel_foreign_job", flags: []string{"--slurm"}, args: sh(slurmRefused(`scancel 1`)), want: "DENIED refused"},
 	{name: "slurm_enumerate_users", flags: []string{"--slurm"}, args: sh(slurmRefused(`sacctmgr show user`)), want: "DENIED refused"},
+	// sinfo passes through, but its options are read with a table: a
+	// refused one glued to its value, or behind another, is refused too.
+	{name: "slurm_sinfo_other_cluster", flags: []string{"--slurm"}, args: sh(slurmRefused(`sinfo -Mother`)), want: "DENIED refused"},
+	{name: "slurm_sinfo_iterate_bundled", flags: []string{"--slurm"}, args: sh(slurmRefused(`sinfo -hi5`)), want: "DENIED refused"},
 	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(slurmRefused(`salloc`)), want: "DENIED refused"},
 	// Inside a job (the job's wrapper runs `stockade run --slurm
 	// --slurm-step` with slurmd's SLURM_JOB_ID), srun starts steps of this

@@ -5,22 +5,42 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
+)
+
+// deniedHost is the fake model provider of the test network
+// (scripts/testnet.sh, test/netenv/server): POST /v1/messages answers 200
+// with cannedReply. The session's default policy (deny) does not allow it.
+const (
+	deniedHost  = "198.51.100.10:8080"
+	cannedReply = "CANNED-REPLY-FROM-THE-FAKE-PROVIDER"
 )
 
 // TestJobRunsConfined: a batch job runs on the node, its output lands in
 // the project, and its command is held to the session's walls there: the
-// user's ~/.ssh is not readable, .env reads empty, egress is the policy's.
+// user's ~/.ssh is not readable, .env reads empty, and a host the node
+// itself reaches (outside the sandbox) is refused to the job, with a
+// network_denied event in the job's audit log.
 func TestJobRunsConfined(t *testing.T) {
 	e := newEnv(t)
+	curl := `curl -s --max-time 20 -X POST -H 'Content-Type: application/json' -d '{}' -w '\negress:%{http_code}\n' http://` + deniedHost + `/v1/messages`
+	// The node reaches the host when no sandbox is in the way: a job
+	// submitted outside stockade gets the provider's answer.
+	if out, err := exec.Command("srun", "-p", "debug", "-n", "1", "sh", "-c", curl).CombinedOutput(); err != nil || !strings.Contains(string(out), cannedReply) {
+		testenv.SkipOrFail(t, "the node does not reach %s outside the sandbox (as root: scripts/testnet.sh up): %v\n%s", deniedHost, err, out)
+	}
 	write(t, filepath.Join(e.workdir, "job.sh"), `#!/bin/sh
 #SBATCH --job-name=confined
 echo "marker job=$SLURM_JOB_ID sandbox=$STOCKADE_SANDBOX"
 echo "env:[$(cat .env)]"
 cat `+filepath.Join(e.home, ".ssh", "id_test")+` 2>&1 || echo "ssh: unreadable"
 cat "$HOME/.ssh/id_test" 2>&1 || echo "ssh home: unreadable"
-curl -s -o /dev/null -w 'egress:%{http_code}\n' http://example.com/ || echo "egress: failed"
+`+curl+`
+echo "curl:$?"
 `)
 	r := e.run("sbatch --wait -o out-%j.txt job.sh")
 	if r.code != 0 {
@@ -46,8 +66,14 @@ curl -s -o /dev/null -w 'egress:%{http_code}\n' http://example.com/ || echo "egr
 			t.Errorf("the job read a secret the sandbox hides: %q", secret)
 		}
 	}
-	if strings.Contains(got, "egress:200") {
-		t.Errorf("the job reached example.com, which the policy denies")
+	// Refused: the egress proxy's 403, or no way out at all (curl's 7,
+	// connection refused); never the provider's answer.
+	proxied, refused := strings.Contains(got, "egress:403\ncurl:0"), strings.Contains(got, "egress:000\ncurl:7")
+	if strings.Contains(got, cannedReply) || !proxied && !refused {
+		t.Errorf("the job was not refused %s, which the node reaches and the policy denies", deniedHost)
+	}
+	if logs := e.logs(); !strings.Contains(logs, "network denied: "+deniedHost) {
+		t.Errorf("no network_denied event for %s in the audit logs:\n%s", deniedHost, logs)
 	}
 	// The job is the session's: sacct (stockade's, from jobcomp) shows it.
 	r = e.run("sbatch --parsable --wait --wrap 'exit 3'; sacct -n -P -o JobID,State,ExitCode")
@@ -137,14 +163,22 @@ func TestUserCannotWiden(t *testing.T) {
 
 // TestScope: a job submitted outside stockade is invisible and out of
 // reach, even with the user scope; a job of another session is too,
-// unless --slurm-scope project.
+// unless --slurm-scope project. squeue and sacct list what is in scope
+// and nothing else; each list is read on its own, never out of the
+// whole output (a refusal names the job it refuses).
 func TestScope(t *testing.T) {
 	e := newEnv(t)
 	foreign := e.outside("sbatch", "--parsable", "--hold", "--wrap", "true", "-o", "/dev/null")
 	defer e.outside("scancel", foreign)
-	r := e.run(`squeue -h -o %i; scancel `+foreign+` 2>&1; echo "cancel:$?"`, "--slurm-scope", "user")
-	if strings.Contains(strings.Split(r.stdout, "refused")[0], foreign+"\n") || !strings.Contains(r.stdout, "cancel:1") {
-		t.Errorf("user scope reaches the job %s submitted outside stockade:\n%s", foreign, r.stdout)
+	lists := `echo "squeue{"; squeue -h -o %i; echo "}squeue"; echo "sacct{"; sacct -n -P -o JobID; echo "}sacct"` + "\n"
+	r := e.run(lists+`scancel `+foreign+` 2>&1; echo "cancel:$?"`, "--slurm-scope", "user")
+	for _, list := range []string{"squeue", "sacct"} {
+		if ids := section(t, r, list); slices.Contains(ids, foreign) {
+			t.Errorf("user scope: %s lists the job %s submitted outside stockade: %q", list, foreign, ids)
+		}
+	}
+	if !strings.Contains(r.stdout, "cancel:1") {
+		t.Errorf("user scope cancels the job %s submitted outside stockade:\n%s", foreign, r.stdout)
 	}
 	r = e.run("sbatch --parsable --hold --wrap true")
 	own := strings.TrimSpace(r.stdout)
@@ -152,28 +186,42 @@ func TestScope(t *testing.T) {
 		t.Fatalf("sbatch --hold: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
 	defer e.outside("scancel", own)
-	script := `squeue -h -o %i; echo "--"
-scontrol show job ` + foreign + ` >/dev/null 2>&1; echo "show:$?"
+	script := lists + `scontrol show job ` + foreign + ` >/dev/null 2>&1; echo "show:$?"
 scancel ` + foreign + ` 2>&1; echo "cancel:$?"
-scontrol release ` + foreign + ` 2>&1; echo "release:$?"
-sacct -n -P -o JobID`
+scontrol release ` + foreign + ` 2>&1; echo "release:$?"`
 	// Another session of the same project: the first one's job is not its own.
 	r = e.run(script)
-	if strings.Contains(r.stdout, foreign) && !strings.Contains(r.stdout, "job "+foreign+" was not submitted") {
-		t.Errorf("session scope shows the foreign job %s:\n%s", foreign, r.stdout)
-	}
-	if strings.Contains(strings.Split(r.stdout, "--")[0], own) {
-		t.Errorf("session scope shows another session's job %s:\n%s", own, r.stdout)
+	for _, list := range []string{"squeue", "sacct"} {
+		ids := section(t, r, list)
+		if slices.Contains(ids, foreign) {
+			t.Errorf("session scope: %s lists the foreign job %s: %q", list, foreign, ids)
+		}
+		if slices.Contains(ids, own) {
+			t.Errorf("session scope: %s lists another session's job %s: %q", list, own, ids)
+		}
 	}
 	for _, want := range []string{"show:1", "cancel:1", "release:1", "refused by stockade: job " + foreign + " was not submitted through stockade"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("foreign job: output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	// Project scope: the other session's job is in reach, the foreign one still not.
-	r = e.run(`squeue -h -o %i; scancel `+own+`; echo "cancel own:$?"; scancel `+foreign+` 2>/dev/null; echo "cancel foreign:$?"`, "--slurm-scope", "project")
-	if !strings.Contains(r.stdout, own+"\n") || !strings.Contains(r.stdout, "cancel own:0") || !strings.Contains(r.stdout, "cancel foreign:1") {
-		t.Errorf("project scope: want job %s listed and cancelled, %s refused:\n%s\n%s", own, foreign, r.stdout, r.stderr)
+	// Project and user scope: the other session's job is in reach, the
+	// foreign one still not.
+	for _, scope := range []string{"user", "project"} {
+		r = e.run(lists+`scancel `+foreign+` 2>/dev/null; echo "cancel foreign:$?"`, "--slurm-scope", scope)
+		for _, list := range []string{"squeue", "sacct"} {
+			ids := section(t, r, list)
+			if !slices.Contains(ids, own) || slices.Contains(ids, foreign) {
+				t.Errorf("%s scope: %s lists %q; want %s and not %s", scope, list, ids, own, foreign)
+			}
+		}
+		if !strings.Contains(r.stdout, "cancel foreign:1") {
+			t.Errorf("%s scope cancels the foreign job %s:\n%s\n%s", scope, foreign, r.stdout, r.stderr)
+		}
+	}
+	r = e.run(`scancel `+own+`; echo "cancel own:$?"`, "--slurm-scope", "project")
+	if !strings.Contains(r.stdout, "cancel own:0") {
+		t.Errorf("project scope: want job %s cancelled:\n%s\n%s", own, r.stdout, r.stderr)
 	}
 	// A dependency may name the session's own job, not a foreign one.
 	r = e.run(`j=$(sbatch --parsable --hold --wrap true); k=$(sbatch --parsable -H -d afterok:$j --wrap true); echo "own dep:$?"; scancel $j $k
@@ -187,6 +235,18 @@ sbatch -d afterok:`+foreign+` --wrap true 2>&1; echo "foreign dep:$?"`, "--slurm
 	if logs := e.logs(); !strings.Contains(logs, "slurm: cancelled ("+own+"): scancel "+own) {
 		t.Errorf("the cancel is not in the audit log:\n%s", logs)
 	}
+}
+
+// section is the list a script printed between "NAME{" and "}NAME", one
+// word a line; it fails t when the script did not print it whole.
+func section(t *testing.T, r result, name string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(r.stdout, name+"{\n")
+	body, _, ok2 := strings.Cut(after, "}"+name+"\n")
+	if !ok || !ok2 {
+		t.Fatalf("the output has no %s list:\n%s\n%s", name, r.stdout, r.stderr)
+	}
+	return strings.Fields(body)
 }
 
 // TestMalformed: the chaperon answers garbage with an error and keeps
@@ -287,8 +347,9 @@ echo "sacct:$(sacct -n -P -o JobID | wc -l)"`)
 }
 
 // TestOtherUsersJob: another user's job never appears and cannot be
-// cancelled, whatever the scope. Submitting as another user takes root;
-// the unprivileged pass has the same-user foreign job of TestScope.
+// cancelled, whatever the scope, while a job of the session's own does
+// appear. Submitting as another user takes root; the unprivileged pass
+// has the same-user foreign job of TestScope.
 func TestOtherUsersJob(t *testing.T) {
 	e := newEnv(t)
 	if os.Getuid() != 0 {
@@ -304,8 +365,20 @@ func TestOtherUsersJob(t *testing.T) {
 	other := strings.TrimSpace(string(out))
 	defer exec.Command("scancel", other).Run()
 	for _, scope := range []string{"session", "project", "user"} {
-		r := e.run(`squeue -h -o %i; echo "--"; scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/dev/null; echo "cancel:$?"; sacct -n -P -o JobID`, "--slurm-scope", scope)
-		if strings.Contains(strings.Split(r.stdout, "--")[0], other) || !strings.Contains(r.stdout, "show:1") || !strings.Contains(r.stdout, "cancel:1") {
+		r := e.run(`own=$(sbatch --parsable --hold --wrap true -o /dev/null); echo "own:$own"
+echo "squeue{"; squeue -h -o %i; echo "}squeue"; echo "sacct{"; sacct -n -P -o JobID; echo "}sacct"
+scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/dev/null; echo "cancel:$?"; scancel "$own"`, "--slurm-scope", scope)
+		m := regexp.MustCompile(`own:(\d+)\n`).FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("scope %s: sbatch printed no job id:\n%s\n%s", scope, r.stdout, r.stderr)
+		}
+		for _, list := range []string{"squeue", "sacct"} {
+			ids := section(t, r, list)
+			if slices.Contains(ids, other) || !slices.Contains(ids, m[1]) {
+				t.Errorf("scope %s: %s lists %q; want the session's job %s and not stockade-test's %s", scope, list, ids, m[1], other)
+			}
+		}
+		if !strings.Contains(r.stdout, "show:1") || !strings.Contains(r.stdout, "cancel:1") {
 			t.Errorf("scope %s reaches stockade-test's job %s:\n%s", scope, other, r.stdout)
 		}
 	}
@@ -422,5 +495,40 @@ func TestStep(t *testing.T) {
 	// The other job is untouched: still held, no step of it ran.
 	if st := e.outside("squeue", "-h", "-j", other, "-o", "%T"); st != "PENDING" {
 		t.Errorf("the other job %s is %q, want PENDING (held)", other, st)
+	}
+}
+
+// TestStateWritable: the chaperon's directory, where each job's wrapper
+// waits to run on the node outside any sandbox, must not be one the
+// sandbox can write. XDG_STATE_HOME in the project, or a --rw tree that
+// holds it, refuses --slurm with one line and exit 2, and nothing is
+// made: no state directory, no sandbox HOME, nothing submitted.
+func TestStateWritable(t *testing.T) {
+	e := newEnv(t)
+	inProject := filepath.Join(e.workdir, ".state")
+	for _, c := range []struct {
+		name  string
+		vars  []string
+		flags []string
+		state string
+	}{
+		{"XDG_STATE_HOME in the project", []string{"XDG_STATE_HOME=" + inProject}, nil, inProject},
+		{"--rw holding it", nil, []string{"--rw", filepath.Join(e.home, ".local")}, filepath.Join(e.home, ".local", "state")},
+	} {
+		saved := e.vars
+		e.vars = append(slices.Clone(e.vars), c.vars...)
+		os.MkdirAll(filepath.Join(e.home, ".local"), 0o700)
+		r := e.run("sbatch --parsable --hold --wrap true; echo ran", c.flags...)
+		e.vars = saved
+		msg := strings.TrimSpace(r.stderr)
+		if r.code != 2 || strings.Contains(r.stdout, "ran") || strings.Contains(msg, "\n") ||
+			!strings.Contains(msg, "--slurm: the chaperon's directory "+filepath.Join(c.state, "stockade", "slurm")) {
+			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s\nwant exit 2 and one line naming the chaperon's directory", c.name, r.code, r.stdout, r.stderr)
+		}
+		for _, p := range []string{c.state, filepath.Join(e.home, ".local", "share", "stockade")} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s: the refused start made %s", c.name, p)
+			}
+		}
 	}
 }
