@@ -42,6 +42,26 @@ var containerRows = []row{
 		refusedBy(`docker run -d --cap-add ALL --security-opt seccomp=unconfined -v {work}:/w img sh -c 'umount /w/.env; cat /w/.env'`),
 		"stockade refused the container (check capabilities)"),
 	ctrRow("containers_seccomp_unconfined", refusedBy(`podman --remote run --rm --security-opt seccomp=unconfined img true`), "stockade refused the container (check seccomp)"),
+	// Security options that would weaken a container the engine alone
+	// starts: no SELinux label or AppArmor profile (stockade relies on
+	// neither), no masked paths (podman's unmask=ALL, docker's
+	// systempaths=unconfined), /proc without hidepid, an allow-all seccomp
+	// profile of the client's, no no_new_privs. precreate puts back what
+	// the policy sets (the masks, hidepid=2, no_new_privs, the canonical
+	// profile in place of the client's) and the container runs as
+	// confined as without the option (ctrConfined). Without precreate's
+	// masks and hidepid, every row prints KALLSYMS NO_HIDEPID (unmask=ALL
+	// TIMER_LIST too); no_new_privs and seccomp are held by seal as well.
+	ctrRow("containers_label_disable", `podman --remote run --rm --security-opt label=disable -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_label_disable_docker", `docker run --rm --security-opt label=disable -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_apparmor_unconfined", `docker run --rm --security-opt apparmor=unconfined -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_unmask_all", `podman --remote run --rm --security-opt unmask=ALL -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_systempaths_unconfined", `docker run --rm --security-opt systempaths=unconfined -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_proc_opts", `podman --remote run --rm --security-opt proc-opts=hidepid=0 -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_no_new_privileges_false", `docker run --rm --security-opt no-new-privileges=false -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_seccomp_profile_file",
+		`printf '{"defaultAction":"SCMP_ACT_ALLOW"}' >/tmp/allow.json && podman --remote run --rm --security-opt seccomp=/tmp/allow.json -v {work}:/w img sh -c '`+ctrConfined+`'`,
+		"CONFINED"),
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's
@@ -242,6 +262,17 @@ func plantAfterExit(r row) row {
 	}
 	return r
 }
+
+// ctrConfined prints CONFINED in a container that binds the workdir at /w
+// and is as confined as the hooks make every container, or else the name
+// of each thing that is missing. It runs under sh -c '...': no single quote in it.
+const ctrConfined = `s=; ` +
+	`grep -q "^NoNewPrivs:[[:space:]]*1" /proc/self/status || s="$s NO_NNP"; ` +
+	`grep -q "^Seccomp:[[:space:]]*2" /proc/self/status || s="$s NO_SECCOMP"; ` +
+	`/bin/probe unshare user | grep -q "^DENIED EPERM" || s="$s NOT_CANONICAL_SECCOMP"; ` +
+	`[ -n "$(head -c 1 /proc/kallsyms)" ] && s="$s KALLSYMS"; [ -n "$(head -c 1 /proc/timer_list)" ] && s="$s TIMER_LIST"; ` +
+	`grep -q " /proc proc [^ ]*hidepid=\(2\|invisible\)" /proc/mounts || s="$s NO_HIDEPID"; ` +
+	`grep -q escape-test /w/.env && s="$s ENV"; echo ${s:-CONFINED}`
 
 // ctrImage makes the image img from the host's static busybox and the
 // probe, through the engine, before a container row's script.
