@@ -134,6 +134,24 @@ var containerRows = []row{
 		`docker run --rm img sh -c 'echo | nc -w 3 10.0.2.2 3128 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
 	ctrRow("containers_pod_registry_proxy",
 		`docker run --rm img sh -c 'echo | nc -w 3 169.254.1.1 3130 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
+	// The auth proxy (on the sandbox's 127.0.0.1:2376; with --gh it holds
+	// the fixture's real GITHUB_TOKEN) is out of a container's reach: at
+	// the slirp gateway 10.0.2.2 (even asked for with
+	// allow_host_loopback=true), at the pods' address or the bridge's
+	// gateway, and through the pods' HTTP and SOCKS5 proxies (the floor
+	// refuses loopback). No process a container sees holds the real key,
+	// in its environment or arguments. The sandbox itself reaches the
+	// proxy (PROXY-UP), so the denials are real. Fails (REACHED
+	// 10.0.2.2:2376) when the engine's slirp4netns wrapper passes the
+	// client's allow_host_loopback through.
+	podRow("containers_auth_proxy", []string{"--gh"},
+		`up=NO-PROXY; printf 'GET /github/ HTTP/1.0\r\nAuthorization: token sk-proxy\r\n\r\n' | /bin/busybox nc -w 3 127.0.0.1 2376 | grep -q '^HTTP/1' && up=PROXY-UP; `+
+			`a=$(docker run --rm img sh -c '`+ctrAuthProxy+`'); `+
+			`b=$(podman --remote run --rm --network slirp4netns:allow_host_loopback=true img sh -c '`+ctrAuthProxy+`'); echo "$up $a $b"`,
+		"PROXY-UP DENIED KEY-ABSENT DENIED KEY-ABSENT"),
+	// gh's socket, the auth proxy's other door, cannot be bound in.
+	podRow("containers_gh_socket", []string{"--gh"},
+		refusedBy(`docker run -d -v /run/stockade/gh:/g img true`), "stockade refused the container (check mounts)"),
 	// The sandbox's capture listener (no capture rules with an engine) is
 	// on loopback only: not reachable through the pods' address.
 	ctrRow("containers_pod_capture_listener",
@@ -274,6 +292,21 @@ const ctrConfined = `s=; ` +
 	`grep -q " /proc proc [^ ]*hidepid=\(2\|invisible\)" /proc/mounts || s="$s NO_HIDEPID"; ` +
 	`grep -q escape-test /w/.env && s="$s ENV"; echo ${s:-CONFINED}`
 
+// ctrAuthProxy, in a container, asks the sandbox's auth proxy for its
+// github route by every way there might be and prints DENIED or REACHED
+// ADDRESS, then looks for the fixture's real keys (split in two, so that
+// the script does not hold them whole) in every process it sees and
+// prints KEY-ABSENT or KEY-LEAKED. It runs under sh -c '...': no single
+// quote in it.
+const ctrAuthProxy = `r=DENIED; q="GET /github/ HTTP/1.0\r\nAuthorization: token sk-proxy\r\n\r\n"; ` +
+	`for a in 10.0.2.2 169.254.1.1 10.88.0.1 10.0.2.3; do printf "$q" | nc -w 3 $a 2376 2>/dev/null | grep -q "^HTTP/1" && r="REACHED $a:2376"; done; ` +
+	`printf "CONNECT 127.0.0.1:2376 HTTP/1.1\r\nHost: 127.0.0.1:2376\r\n\r\n$q" | nc -w 3 169.254.1.1 3128 2>/dev/null | grep -q "^HTTP/1.. [^4]" && r="REACHED through the pods HTTP proxy"; ` +
+	`printf "GET http://127.0.0.1:2376/github/ HTTP/1.1\r\nHost: 127.0.0.1:2376\r\nAuthorization: token sk-proxy\r\n\r\n" | nc -w 3 169.254.1.1 3128 2>/dev/null | grep -q "^HTTP/1.. [^4]" && r="REACHED through the pods HTTP proxy"; ` +
+	`printf "\005\001\000\005\001\000\001\177\000\000\001\011\110$q" | nc -w 3 169.254.1.1 1080 2>/dev/null | grep -aq "HTTP/1" && r="REACHED through the pods SOCKS5 proxy"; ` +
+	`A=ghp_escape; B=_test; C=sk-ant-escape; D=-test; k=KEY-ABSENT; ` +
+	`grep -aqF -e "$A$B" -e "$C$D" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null && k=KEY-LEAKED; ` +
+	`env | grep -qF -e "$A$B" -e "$C$D" && k=KEY-LEAKED; echo $r $k`
+
 // ctrImage makes the image img from the host's static busybox and the
 // probe, through the engine, before a container row's script.
 var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; cp {probe} $d/bin/probe; ` +
@@ -281,7 +314,7 @@ var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; c
 	`tar -C $d -cf $d.tar .; podman --remote import -q $d.tar img >/dev/null; set +e; `
 
 // ctrApplets are the busybox applets the rows' containers run.
-var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup"}
+var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup", "printf", "env"}
 
 // digestRow is a ctrRow under --require-digest.
 func digestRow(name, script, want string) row {
