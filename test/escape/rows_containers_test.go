@@ -2,10 +2,13 @@ package escape
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // containerRows: containers the agent starts through the engine of
@@ -96,11 +99,30 @@ var containerRows = []row{
 	ctrRow("containers_userns_host",
 		`podman --remote run --rm --userns host img sh -c 's=PRIVATE; while read a b c; do [ "$a" = "$b" ] || s=SHARED; done </proc/self/uid_map; echo $s'`, "PRIVATE"),
 	// The host's engine sockets are not in the view: a bind of their
-	// paths is refused, and the sandbox has none either.
-	ctrRow("containers_host_docker_socket",
-		refusedBy(`docker run -d -v /run/docker.sock:/d.sock -v /run/podman:/p img true`), "stockade refused the container (check mounts)"),
-	ctrRow("containers_sandbox_host_socket",
-		`test -S /var/run/docker.sock || test -S /run/podman/podman.sock && echo LEAKED || echo DENIED`, "DENIED"),
+	// paths is refused, and the sandbox has none either. The system
+	// sockets (/run/docker.sock, /run/podman/podman.sock) are absent on a
+	// test machine, so the fixture also listens, as the runner, at the
+	// engine sockets of the real HOME (hostEngineSockets: Docker Desktop,
+	// rootless docker), and the row's check makes sure
+	// they answered on the host all along.
+	withHostSockets(ctrRow("containers_host_docker_socket",
+		refusedBy(`docker run -d -v /run/docker.sock:/d.sock -v /run/podman:/p -v {home}/.docker/desktop/docker.sock:/h.sock img true`), "stockade refused the container (check mounts)")),
+	withHostSockets(ctrRow("containers_sandbox_host_socket",
+		`s=DENIED; test -S /var/run/docker.sock && s=LEAKED; test -S /run/podman/podman.sock && s=LEAKED; `+
+			`for p in `+strings.Join(hostEngineSockets, " ")+`; do {probe} connect-unix {home}/$p | grep -q "^OK" && s="LEAKED $p"; done; `+
+			`DOCKER_HOST=unix://{home}/.docker/desktop/docker.sock docker version >/dev/null 2>&1 && s="LEAKED docker version"; echo $s`,
+		"DENIED")),
+	// The same sockets in a tree the sandbox sees (--ro of the real
+	// ~/.docker, for its config), and a host engine's socket in the
+	// workdir (dockerd -H unix://$PWD/tmp/docker.sock), which a container
+	// binds with the workdir: the sandbox masks every socket of the trees
+	// it sees with an empty file (mount: TestScanMasksSockets), and the
+	// mask reaches the container locked. Fail (OK, LEAKED) without the
+	// masking.
+	withHostSockets(podRow("containers_sock_in_ro_tree", []string{"--ro", "{home}/.docker"},
+		`{probe} connect-unix {home}/.docker/desktop/docker.sock`, "DENIED EACCES")),
+	withHostSockets(ctrRow("containers_sock_in_workdir",
+		`docker run --rm -v {work}:/w img /bin/probe connect-unix /w/tmp/docker.sock`, "DENIED ECONNREFUSED")),
 	// The tun device the engine's slirp4netns needs is in the command's
 	// view too: it makes no interface without CAP_NET_ADMIN over the
 	// sandbox's network namespace, which the command has not.
@@ -306,6 +328,51 @@ const ctrAuthProxy = `r=DENIED; q="GET /github/ HTTP/1.0\r\nAuthorization: token
 	`A=ghp_escape; B=_test; C=sk-ant-escape; D=-test; k=KEY-ABSENT; ` +
 	`grep -aqF -e "$A$B" -e "$C$D" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null && k=KEY-LEAKED; ` +
 	`env | grep -qF -e "$A$B" -e "$C$D" && k=KEY-LEAKED; echo $r $k`
+
+// hostEngineSockets are where a host's container engine listens in its
+// user's HOME, relative to it.
+var hostEngineSockets = []string{
+	".docker/desktop/docker.sock", // Docker Desktop
+	".docker/run/docker.sock",     // rootless docker's context
+}
+
+// withHostSockets makes the row's fixture listen at hostEngineSockets in
+// the real HOME and at the workdir's tmp/docker.sock, and checks after
+// the row that each still answers on the host: a row that found them
+// unreachable found them masked, not missing.
+func withHostSockets(r row) row {
+	paths := func(fx *fixture) []string {
+		ps := []string{filepath.Join(fx.work, "tmp", "docker.sock")}
+		for _, p := range hostEngineSockets {
+			ps = append(ps, filepath.Join(fx.home, p))
+		}
+		return ps
+	}
+	r.setup = func(fx *fixture) error {
+		for _, p := range paths(fx) {
+			if len(p) >= len(unix.RawSockaddrUnix{}.Path) {
+				// The probe in the sandbox could not name it either, and
+				// would find it "unreachable" for that alone.
+				return fmt.Errorf("%s is too long for a unix socket: shorten the row's name", p)
+			}
+			if err := listenUnix(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r.check = func(fx *fixture) error {
+		for _, p := range paths(fx) {
+			c, err := net.Dial("unix", p)
+			if err != nil {
+				return fmt.Errorf("the fixture's socket %s does not answer on the host: %w", p, err)
+			}
+			c.Close()
+		}
+		return nil
+	}
+	return r
+}
 
 // ctrImage makes the image img from the host's static busybox and the
 // probe, through the engine, before a container row's script.
