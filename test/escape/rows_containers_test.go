@@ -103,8 +103,8 @@ var containerRows = []row{
 	// sockets (/run/docker.sock, /run/podman/podman.sock) are absent on a
 	// test machine, so the fixture also listens, as the runner, at the
 	// engine sockets of the real HOME (hostEngineSockets: Docker Desktop,
-	// rootless docker), and the row's check makes sure
-	// they answered on the host all along.
+	// rootless docker), and the row's check makes sure they answered on
+	// the host all along.
 	withHostSockets(ctrRow("containers_host_docker_socket",
 		refusedBy(`docker run -d -v /run/docker.sock:/d.sock -v /run/podman:/p -v {home}/.docker/desktop/docker.sock:/h.sock img true`), "stockade refused the container (check mounts)")),
 	withHostSockets(ctrRow("containers_sandbox_host_socket",
@@ -305,11 +305,13 @@ func plantAfterExit(r row) row {
 
 // ctrConfined prints CONFINED in a container that binds the workdir at /w
 // and is as confined as the hooks make every container, or else the name
-// of each thing that is missing. It runs under sh -c '...': no single quote in it.
+// of each thing that is missing (USERNS: it could make a user namespace,
+// which the workload profile refuses). It runs under sh -c '...': no
+// single quote in it.
 const ctrConfined = `s=; ` +
 	`grep -q "^NoNewPrivs:[[:space:]]*1" /proc/self/status || s="$s NO_NNP"; ` +
 	`grep -q "^Seccomp:[[:space:]]*2" /proc/self/status || s="$s NO_SECCOMP"; ` +
-	`/bin/probe unshare user | grep -q "^DENIED EPERM" || s="$s NOT_CANONICAL_SECCOMP"; ` +
+	`/bin/probe unshare user | grep -q "^DENIED EPERM" || s="$s USERNS"; ` +
 	`[ -n "$(head -c 1 /proc/kallsyms)" ] && s="$s KALLSYMS"; [ -n "$(head -c 1 /proc/timer_list)" ] && s="$s TIMER_LIST"; ` +
 	`grep -q " /proc proc [^ ]*hidepid=\(2\|invisible\)" /proc/mounts || s="$s NO_HIDEPID"; ` +
 	`grep -q escape-test /w/.env && s="$s ENV"; echo ${s:-CONFINED}`
