@@ -35,9 +35,18 @@ type Host struct {
 	UIDs, GIDs Maps
 }
 
+// The files of the users' subordinate ids (subuid(5), subgid(5)).
+const (
+	subUIDFile = "/etc/subuid"
+	subGIDFile = "/etc/subgid"
+)
+
 // Check finds what the engine needs on this host; the error names what is
 // missing and the command that adds it.
-func Check() (Host, error) {
+func Check() (Host, error) { return check(subUIDFile, subGIDFile) }
+
+// check is Check with the subordinate id files named, for a test.
+func check(subUIDs, subGIDs string) (Host, error) {
 	var missing []string
 	for _, t := range Tools {
 		if tool(t.Name) == "" {
@@ -61,8 +70,8 @@ func Check() (Host, error) {
 	if u, err := user.LookupId(strconv.Itoa(h.UID)); err == nil {
 		h.Name = u.Username
 	}
-	su, err1 := subIDs("/etc/subuid", h.Name, h.UID)
-	sg, err2 := subIDs("/etc/subgid", h.Name, h.UID)
+	su, err1 := subIDs(subUIDs, h.Name, h.UID)
+	sg, err2 := subIDs(subGIDs, h.Name, h.UID)
 	if err1 != nil || err2 != nil {
 		n := h.Name
 		if n == "" {
@@ -74,16 +83,16 @@ func Check() (Host, error) {
 				none = append(none, err.Error())
 			}
 		}
-		free := FreeStart(readAll("/etc/subuid"), readAll("/etc/subgid"))
+		free := FreeStart(readAll(subUIDs), readAll(subGIDs))
 		r := fmt.Sprintf("%d-%d", free, free+minCount-1)
 		return Host{}, &Missing{What: fmt.Sprintf("%d subordinate uids and gids for %s (%s)", minCount, n, strings.Join(none, ", ")),
 			Fix: "usermod --add-subuids " + r + " --add-subgids " + r + " " + n}
 	}
 	if h.UIDs, err1 = Plan(h.UID, su); err1 != nil {
-		return Host{}, fmt.Errorf("--containers: /etc/subuid: %w", err1)
+		return Host{}, fmt.Errorf("--containers: %s: %w", subUIDs, err1)
 	}
 	if h.GIDs, err2 = Plan(h.GID, sg); err2 != nil {
-		return Host{}, fmt.Errorf("--containers: /etc/subgid: %w", err2)
+		return Host{}, fmt.Errorf("--containers: %s: %w", subGIDs, err2)
 	}
 	return h, nil
 }

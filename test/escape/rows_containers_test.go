@@ -2,10 +2,13 @@ package escape
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // containerRows: containers the agent starts through the engine of
@@ -42,6 +45,26 @@ var containerRows = []row{
 		refusedBy(`docker run -d --cap-add ALL --security-opt seccomp=unconfined -v {work}:/w img sh -c 'umount /w/.env; cat /w/.env'`),
 		"stockade refused the container (check capabilities)"),
 	ctrRow("containers_seccomp_unconfined", refusedBy(`podman --remote run --rm --security-opt seccomp=unconfined img true`), "stockade refused the container (check seccomp)"),
+	// Security options that would weaken a container the engine alone
+	// starts: no SELinux label or AppArmor profile (stockade relies on
+	// neither), no masked paths (podman's unmask=ALL, docker's
+	// systempaths=unconfined), /proc without hidepid, an allow-all seccomp
+	// profile of the client's, no no_new_privs. precreate puts back what
+	// the policy sets (the masks, hidepid=2, no_new_privs, the canonical
+	// profile in place of the client's) and the container runs as
+	// confined as without the option (ctrConfined). Without precreate's
+	// masks and hidepid, every row prints KALLSYMS NO_HIDEPID (unmask=ALL
+	// TIMER_LIST too); no_new_privs and seccomp are held by seal as well.
+	ctrRow("containers_label_disable", `podman --remote run --rm --security-opt label=disable -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_label_disable_docker", `docker run --rm --security-opt label=disable -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_apparmor_unconfined", `docker run --rm --security-opt apparmor=unconfined -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_unmask_all", `podman --remote run --rm --security-opt unmask=ALL -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_systempaths_unconfined", `docker run --rm --security-opt systempaths=unconfined -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_proc_opts", `podman --remote run --rm --security-opt proc-opts=hidepid=0 -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_no_new_privileges_false", `docker run --rm --security-opt no-new-privileges=false -v {work}:/w img sh -c '`+ctrConfined+`'`, "CONFINED"),
+	ctrRow("containers_seccomp_profile_file",
+		`printf '{"defaultAction":"SCMP_ACT_ALLOW"}' >/tmp/allow.json && podman --remote run --rm --security-opt seccomp=/tmp/allow.json -v {work}:/w img sh -c '`+ctrConfined+`'`,
+		"CONFINED"),
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's
@@ -76,11 +99,30 @@ var containerRows = []row{
 	ctrRow("containers_userns_host",
 		`podman --remote run --rm --userns host img sh -c 's=PRIVATE; while read a b c; do [ "$a" = "$b" ] || s=SHARED; done </proc/self/uid_map; echo $s'`, "PRIVATE"),
 	// The host's engine sockets are not in the view: a bind of their
-	// paths is refused, and the sandbox has none either.
-	ctrRow("containers_host_docker_socket",
-		refusedBy(`docker run -d -v /run/docker.sock:/d.sock -v /run/podman:/p img true`), "stockade refused the container (check mounts)"),
-	ctrRow("containers_sandbox_host_socket",
-		`test -S /var/run/docker.sock || test -S /run/podman/podman.sock && echo LEAKED || echo DENIED`, "DENIED"),
+	// paths is refused, and the sandbox has none either. The system
+	// sockets (/run/docker.sock, /run/podman/podman.sock) are absent on a
+	// test machine, so the fixture also listens, as the runner, at the
+	// engine sockets of the real HOME (hostEngineSockets: Docker Desktop,
+	// rootless docker), and the row's check makes sure they answered on
+	// the host all along.
+	withHostSockets(ctrRow("containers_host_docker_socket",
+		refusedBy(`docker run -d -v /run/docker.sock:/d.sock -v /run/podman:/p -v {home}/.docker/desktop/docker.sock:/h.sock img true`), "stockade refused the container (check mounts)")),
+	withHostSockets(ctrRow("containers_sandbox_host_socket",
+		`s=DENIED; test -S /var/run/docker.sock && s=LEAKED; test -S /run/podman/podman.sock && s=LEAKED; `+
+			`for p in `+strings.Join(hostEngineSockets, " ")+`; do {probe} connect-unix {home}/$p | grep -q "^OK" && s="LEAKED $p"; done; `+
+			`DOCKER_HOST=unix://{home}/.docker/desktop/docker.sock docker version >/dev/null 2>&1 && s="LEAKED docker version"; echo $s`,
+		"DENIED")),
+	// The same sockets in a tree the sandbox sees (--ro of the real
+	// ~/.docker, for its config), and a host engine's socket in the
+	// workdir (dockerd -H unix://$PWD/tmp/docker.sock), which a container
+	// binds with the workdir: the sandbox masks every socket of the trees
+	// it sees with an empty file (mount: TestScanMasksSockets), and the
+	// mask reaches the container locked. Fail (OK, LEAKED) without the
+	// masking.
+	withHostSockets(podRow("containers_sock_in_ro_tree", []string{"--ro", "{home}/.docker"},
+		`{probe} connect-unix {home}/.docker/desktop/docker.sock`, "DENIED EACCES")),
+	withHostSockets(ctrRow("containers_sock_in_workdir",
+		`docker run --rm -v {work}:/w img /bin/probe connect-unix /w/tmp/docker.sock`, "DENIED ECONNREFUSED")),
 	// The tun device the engine's slirp4netns needs is in the command's
 	// view too: it makes no interface without CAP_NET_ADMIN over the
 	// sandbox's network namespace, which the command has not.
@@ -114,6 +156,24 @@ var containerRows = []row{
 		`docker run --rm img sh -c 'echo | nc -w 3 10.0.2.2 3128 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
 	ctrRow("containers_pod_registry_proxy",
 		`docker run --rm img sh -c 'echo | nc -w 3 169.254.1.1 3130 >/dev/null && echo LEAKED || echo DENIED' 2>/dev/null`, "DENIED"),
+	// The auth proxy (on the sandbox's 127.0.0.1:2376; with --gh it holds
+	// the fixture's real GITHUB_TOKEN) is out of a container's reach: at
+	// the slirp gateway 10.0.2.2 (even asked for with
+	// allow_host_loopback=true), at the pods' address or the bridge's
+	// gateway, and through the pods' HTTP and SOCKS5 proxies (the floor
+	// refuses loopback). No process a container sees holds the real key,
+	// in its environment or arguments. The sandbox itself reaches the
+	// proxy (PROXY-UP), so the denials are real. Fails (REACHED
+	// 10.0.2.2:2376) when the engine's slirp4netns wrapper passes the
+	// client's allow_host_loopback through.
+	podRow("containers_auth_proxy", []string{"--gh"},
+		`up=NO-PROXY; printf 'GET /github/ HTTP/1.0\r\nAuthorization: token sk-proxy\r\n\r\n' | /bin/busybox nc -w 3 127.0.0.1 2376 | grep -q '^HTTP/1' && up=PROXY-UP; `+
+			`a=$(docker run --rm img sh -c '`+ctrAuthProxy+`'); `+
+			`b=$(podman --remote run --rm --network slirp4netns:allow_host_loopback=true img sh -c '`+ctrAuthProxy+`'); echo "$up $a $b"`,
+		"PROXY-UP DENIED KEY-ABSENT DENIED KEY-ABSENT"),
+	// gh's socket, the auth proxy's other door, cannot be bound in.
+	podRow("containers_gh_socket", []string{"--gh"},
+		refusedBy(`docker run -d -v /run/stockade/gh:/g img true`), "stockade refused the container (check mounts)"),
 	// The sandbox's capture listener (no capture rules with an engine) is
 	// on loopback only: not reachable through the pods' address.
 	ctrRow("containers_pod_capture_listener",
@@ -243,6 +303,79 @@ func plantAfterExit(r row) row {
 	return r
 }
 
+// ctrConfined prints CONFINED in a container that binds the workdir at /w
+// and is as confined as the hooks make every container, or else the name
+// of each thing that is missing (USERNS: it could make a user namespace,
+// which the workload profile refuses). It runs under sh -c '...': no
+// single quote in it.
+const ctrConfined = `s=; ` +
+	`grep -q "^NoNewPrivs:[[:space:]]*1" /proc/self/status || s="$s NO_NNP"; ` +
+	`grep -q "^Seccomp:[[:space:]]*2" /proc/self/status || s="$s NO_SECCOMP"; ` +
+	`/bin/probe unshare user | grep -q "^DENIED EPERM" || s="$s USERNS"; ` +
+	`[ -n "$(head -c 1 /proc/kallsyms)" ] && s="$s KALLSYMS"; [ -n "$(head -c 1 /proc/timer_list)" ] && s="$s TIMER_LIST"; ` +
+	`grep -q " /proc proc [^ ]*hidepid=\(2\|invisible\)" /proc/mounts || s="$s NO_HIDEPID"; ` +
+	`grep -q escape-test /w/.env && s="$s ENV"; echo ${s:-CONFINED}`
+
+// ctrAuthProxy, in a container, asks the sandbox's auth proxy for its
+// github route by every way there might be and prints DENIED or REACHED
+// ADDRESS, then looks for the fixture's real keys (split in two, so that
+// the script does not hold them whole) in every process it sees and
+// prints KEY-ABSENT or KEY-LEAKED. It runs under sh -c '...': no single
+// quote in it.
+const ctrAuthProxy = `r=DENIED; q="GET /github/ HTTP/1.0\r\nAuthorization: token sk-proxy\r\n\r\n"; ` +
+	`for a in 10.0.2.2 169.254.1.1 10.88.0.1 10.0.2.3; do printf "$q" | nc -w 3 $a 2376 2>/dev/null | grep -q "^HTTP/1" && r="REACHED $a:2376"; done; ` +
+	`printf "CONNECT 127.0.0.1:2376 HTTP/1.1\r\nHost: 127.0.0.1:2376\r\n\r\n$q" | nc -w 3 169.254.1.1 3128 2>/dev/null | grep -q "^HTTP/1.. [^4]" && r="REACHED through the pods HTTP proxy"; ` +
+	`printf "GET http://127.0.0.1:2376/github/ HTTP/1.1\r\nHost: 127.0.0.1:2376\r\nAuthorization: token sk-proxy\r\n\r\n" | nc -w 3 169.254.1.1 3128 2>/dev/null | grep -q "^HTTP/1.. [^4]" && r="REACHED through the pods HTTP proxy"; ` +
+	`printf "\005\001\000\005\001\000\001\177\000\000\001\011\110$q" | nc -w 3 169.254.1.1 1080 2>/dev/null | grep -aq "HTTP/1" && r="REACHED through the pods SOCKS5 proxy"; ` +
+	`A=ghp_escape; B=_test; C=sk-ant-escape; D=-test; k=KEY-ABSENT; ` +
+	`grep -aqF -e "$A$B" -e "$C$D" /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null && k=KEY-LEAKED; ` +
+	`env | grep -qF -e "$A$B" -e "$C$D" && k=KEY-LEAKED; echo $r $k`
+
+// hostEngineSockets are where a host's container engine listens in its
+// user's HOME, relative to it.
+var hostEngineSockets = []string{
+	".docker/desktop/docker.sock", // Docker Desktop
+	".docker/run/docker.sock",     // rootless docker's context
+}
+
+// withHostSockets makes the row's fixture listen at hostEngineSockets in
+// the real HOME and at the workdir's tmp/docker.sock, and checks after
+// the row that each still answers on the host: a row that found them
+// unreachable found them masked, not missing.
+func withHostSockets(r row) row {
+	paths := func(fx *fixture) []string {
+		ps := []string{filepath.Join(fx.work, "tmp", "docker.sock")}
+		for _, p := range hostEngineSockets {
+			ps = append(ps, filepath.Join(fx.home, p))
+		}
+		return ps
+	}
+	r.setup = func(fx *fixture) error {
+		for _, p := range paths(fx) {
+			if len(p) >= len(unix.RawSockaddrUnix{}.Path) {
+				// The probe in the sandbox could not name it either, and
+				// would find it "unreachable" for that alone.
+				return fmt.Errorf("%s is too long for a unix socket: shorten the row's name", p)
+			}
+			if err := listenUnix(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r.check = func(fx *fixture) error {
+		for _, p := range paths(fx) {
+			c, err := net.Dial("unix", p)
+			if err != nil {
+				return fmt.Errorf("the fixture's socket %s does not answer on the host: %w", p, err)
+			}
+			c.Close()
+		}
+		return nil
+	}
+	return r
+}
+
 // ctrImage makes the image img from the host's static busybox and the
 // probe, through the engine, before a container row's script.
 var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; cp {probe} $d/bin/probe; ` +
@@ -250,7 +383,7 @@ var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; c
 	`tar -C $d -cf $d.tar .; podman --remote import -q $d.tar img >/dev/null; set +e; `
 
 // ctrApplets are the busybox applets the rows' containers run.
-var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup"}
+var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup", "printf", "env"}
 
 // digestRow is a ctrRow under --require-digest.
 func digestRow(name, script, want string) row {
