@@ -28,6 +28,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/session"
+	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
@@ -316,6 +317,17 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if storeShown != "" && !holds {
 		return job.Job{}, r, "", fmt.Errorf("%s is or lies in %s, where the container engine keeps every project's images and containers, which the sandbox must not see: name a directory outside it", storeShown, storeDir)
 	}
+	// The Slurm chaperon's directory likewise, with or without --slurm:
+	// a session whose writable tree holds it could rewrite another
+	// session's registry and job directories, which a job's run on the
+	// compute node trusts.
+	// (Only the writable trees count: a job's own run on the node is
+	// given its job directory, in it, read-only.)
+	slurmDir := existingCanon(slurmState(home))
+	slurmShown, slurmHeld := storeExposedBy(slurmDir, policy.Policy{Workdir: r.Policy.Workdir, RW: r.Policy.RW})
+	if slurmShown != "" && !slurmHeld {
+		return job.Job{}, r, "", fmt.Errorf("%s is or lies in %s, where the Slurm chaperon keeps every session's jobs, which the sandbox must not see: name a directory outside it", slurmShown, slurmDir)
+	}
 	rel, err := homeRel(name, r.Policy)
 	if err != nil {
 		return job.Job{}, r, "", err
@@ -385,6 +397,12 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", storeDir, storeShown, err)
 		}
 		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), storeDir)
+	}
+	if slurmShown != "" {
+		if err := slurm.MakeState(slurmDir); err != nil {
+			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", slurmDir, slurmShown, err)
+		}
+		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), slurmDir)
 	}
 	if c.Containers {
 		j.Containers, j.RequireDigest = true, c.RequireDigest

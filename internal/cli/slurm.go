@@ -108,8 +108,13 @@ func (c *runCmd) slurmJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home) er
 	j.Slurm = &slurm.Config{
 		Session: j.ID, Workdir: j.Policy.Workdir, Scope: scope, Stockade: exe,
 		RunArgs: runArgs(j.Policy, r), Network: slurm.NetworkArgs(egress.NewRules(egress.Mode(j.Policy.AgentPolicy), j.Policy.AgentAllow, j.Policy.AgentBlock).Snapshot()),
-		State: slurmState(j.Home),
+		State: existingCanon(slurmState(j.Home)), // canonical: a job's wrapper checks its directory against it
 		Env:   slurmEnv(os.Environ()), Admin: admin,
+	}
+	for _, d := range append([]string{j.Policy.Workdir, h.Path}, j.Policy.RW...) {
+		if d != "" {
+			j.Slurm.Writable = append(j.Slurm.Writable, existingCanon(d))
+		}
 	}
 	if c.SlurmStep {
 		j.Slurm.Step = os.Getenv("SLURM_JOB_ID") // slurmd's, checked by check

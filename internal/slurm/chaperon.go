@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/stockade-dev/stockade/internal/accept"
 	"github.com/stockade-dev/stockade/internal/audit"
 	"github.com/stockade-dev/stockade/internal/egress"
@@ -53,6 +55,8 @@ type Chaperon struct {
 	// compLoc is the cluster's JobCompLoc, read once (sacct.go).
 	compOnce sync.Once
 	compLoc  string
+	// trusted checks the real commands (lookPath); a test replaces it.
+	trusted func(path string) error
 }
 
 // New makes the chaperon of a session; event hears its audit events.
@@ -64,7 +68,26 @@ func New(cfg Config, event func(string, map[string]any)) (*Chaperon, error) {
 		return nil, fmt.Errorf("making the Slurm chaperon's directory: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Chaperon{cfg: cfg, event: event, ctx: ctx, cancel: cancel, cap: accept.NewCap(maxConns, nil)}, nil
+	c := &Chaperon{cfg: cfg, event: event, ctx: ctx, cancel: cancel, cap: accept.NewCap(maxConns, nil)}
+	c.trusted = func(p string) error { return trusted(p, cfg.Writable) }
+	return c, nil
+}
+
+// MakeState makes the chaperon's directory dir (0700) if it is missing,
+// and checks it is a directory of its own, not a link: a session's tree
+// that holds it masks it (cli), so it is made before any sandbox runs.
+func MakeState(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
 }
 
 // Serve answers connections on ln until Close. Its accept loop outlives
@@ -237,16 +260,25 @@ func (c *Chaperon) realWait(name string, args ...string) Reply {
 // of its output as soon as it is written (sbatch --parsable --wait prints
 // the job's id, then waits for the job).
 func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), name string, args ...string) Reply {
-	bin := c.lookPath(name)
+	return c.runRealIn(ctx, nil, firstLine, name, args...)
+}
+
+// runRealIn is runReal with stdin as the command's standard input.
+func (c *Chaperon) runRealIn(ctx context.Context, stdin io.Reader, firstLine func(string), name string, args ...string) Reply {
+	bin, err := c.lookPath(name)
+	if err != nil {
+		return Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: the real %s: %v\n", name, name, err)}
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = c.cfg.Env
 	cmd.Dir = c.cfg.State
+	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = limited(&out), limited(&errb)
 	if firstLine != nil {
 		cmd.Stdout = &lineWatcher{w: cmd.Stdout, fn: firstLine}
 	}
-	err := cmd.Run()
+	err = cmd.Run()
 	code := 0
 	var ee *exec.ExitError
 	switch {
@@ -261,21 +293,72 @@ func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), name str
 	return Reply{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: code}
 }
 
-// lookPath finds a Slurm command on the PATH of the chaperon's environment.
-func (c *Chaperon) lookPath(name string) string {
-	path := "/usr/local/bin:/usr/bin:/bin"
+// systemPath is where the real Slurm commands are looked for when the
+// chaperon's environment has no PATH.
+const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// lookPath finds a real Slurm command on the PATH of the chaperon's
+// environment, in a directory the sandbox cannot have planted it in
+// (c.trusted). It runs on the host, outside every sandbox, so a PATH entry
+// the agent can write (a venv's bin, a --rw tree, the project) is passed
+// over: otherwise the agent's own sinfo would run here at its next sinfo.
+func (c *Chaperon) lookPath(name string) (string, error) {
+	path := systemPath
 	for _, kv := range c.cfg.Env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			path = v
 		}
 	}
+	var passed []string
 	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
 		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && filepath.IsAbs(p) {
-			return p
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			continue
+		}
+		if err := c.trusted(real); err != nil {
+			passed = append(passed, fmt.Sprintf("%s (%v)", p, err))
+			continue
+		}
+		return real, nil
+	}
+	if len(passed) > 0 {
+		return "", fmt.Errorf("stockade runs no %s that the sandbox or another user could have written, and passed over %s; install Slurm where only root can write (e.g. /usr/bin)", name, strings.Join(passed, ", "))
+	}
+	return "", fmt.Errorf("%s is not on the PATH %s", name, path)
+}
+
+// trusted checks that a real command at the canonical path p is safe to
+// run outside the sandbox: the file and every directory above it are
+// root's and writable by no one else, and none of them is a tree the
+// sandbox can write (Config.Writable; as root, the project is root's).
+func trusted(p string, writable []string) error {
+	for _, w := range writable {
+		if w = filepath.Clean(w); p == w || strings.HasPrefix(p, strings.TrimSuffix(w, "/")+"/") {
+			return fmt.Errorf("in %s, which the sandbox can write", w)
 		}
 	}
-	return name
+	for q := p; ; q = filepath.Dir(q) {
+		var st unix.Stat_t
+		if err := unix.Lstat(q, &st); err != nil {
+			return err
+		}
+		if st.Uid != 0 {
+			return fmt.Errorf("%s is not root's", q)
+		}
+		if st.Mode&0o022 != 0 {
+			return fmt.Errorf("%s is writable by others than root", q)
+		}
+		if q == "/" {
+			return nil
+		}
+	}
 }
 
 // lineWatcher passes writes on and calls fn once with the first line.

@@ -95,8 +95,12 @@ type Config struct {
 	// registry of submitted jobs and each job's scripts.
 	State string `json:"state"`
 	// Env is the environment of the real Slurm commands.
-	Env   []string `json:"env"`
-	Admin Admin    `json:"admin"`
+	Env []string `json:"env"`
+	// Writable are the trees the session's sandbox can write (the
+	// project, --rw trees, the sandbox HOME), canonical: no real Slurm
+	// command is run from them (lookPath).
+	Writable []string `json:"writable,omitempty"`
+	Admin    Admin    `json:"admin"`
 	// Step, when set, is the id of the job this sandbox runs in, on a
 	// compute node: the chaperon is in step mode, and answers only srun,
 	// with the step allowlist, as a step of this job (step.go).

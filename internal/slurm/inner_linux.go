@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -11,7 +12,61 @@ import (
 	"github.com/stockade-dev/stockade/internal/sandbox"
 )
 
-func init() { sandbox.Entrypoints[JobEntry] = jobMain }
+func init() {
+	sandbox.Entrypoints[JobEntry] = jobMain
+	sandbox.Entrypoints[WrapEntry] = wrapMain
+}
+
+// wrapMain is what Slurm starts on the compute node for a job or a step
+// (WrapEntry), as the user, outside any sandbox: it writes the job's id
+// for an srun's registry and points its own messages at the job's log,
+// each a new file opened following no link, then executes `stockade run`
+// with the job's policy and SLURM_* variables (wrapArgv).
+func wrapMain() int {
+	log, idFile, argv, err := wrapArgv(os.Args[2:], os.Environ())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		return 2
+	}
+	id := os.Getenv("SLURM_JOB_ID")
+	if !isJobID(id) {
+		id = ""
+	}
+	create := func(p string) (int, error) {
+		return unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	}
+	if log != "" && id != "" {
+		if fd, err := create(strings.ReplaceAll(log, "%j", id)); err == nil {
+			unix.Dup3(fd, 1, 0)
+			unix.Dup3(fd, 2, 0)
+			unix.Close(fd)
+		}
+	}
+	// The job's directory is mounted into the job's sandbox read-only:
+	// it must still be the directory the chaperon made, at its canonical
+	// path (Config.State is canonical), not a link another session's
+	// sandbox put in its path since.
+	if idFile != "" {
+		dir := filepath.Dir(idFile)
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil && real != dir {
+			err = fmt.Errorf("a link in its path leads to %s", real)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "stockade: the job's directory %s is not the one the chaperon made: %v; not starting the job\n", dir, err)
+			return 1
+		}
+	}
+	if idFile != "" && id != "" {
+		if fd, err := create(idFile); err == nil {
+			unix.Write(fd, []byte(id+"\n"))
+			unix.Close(fd)
+		}
+	}
+	err = unix.Exec("/proc/self/exe", append([]string{os.Args[0]}, argv...), os.Environ())
+	fmt.Fprintf(os.Stderr, "stockade: %s: executing stockade run: %v\n", WrapEntry, err)
+	return 126
+}
 
 // jobMain runs first in a job's sandbox, on the compute node:
 // `stockade JobEntry DIR OUT ERR IN MODE -- CMD ARGS...`. It opens the

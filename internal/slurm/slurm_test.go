@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,7 @@ func newChaperon(t *testing.T, admin Admin) (*Chaperon, *[]string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	c.trusted = func(string) error { return nil } // the tests' fake commands are in temporary directories
 	return c, &events
 }
 
@@ -174,8 +176,9 @@ func TestAdmin(t *testing.T) {
 	}
 }
 
-// TestWrapper: the job's wrapper hands every value to stockade run as one
-// argument, whatever it holds, and the SLURM_* variables by name.
+// TestWrapper: the job's batch script hands every value to the wrapper
+// entry as one argument, whatever it holds, and the wrapper entry adds
+// the SLURM_* variables by name to stockade run's flags.
 func TestWrapper(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the wrapper is a Linux job script")
@@ -192,28 +195,74 @@ func TestWrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := c.writeWrapper(jobDir, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(w, "script", hostile)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "SLURM_JOB_ID=7", "SLURMD_NODENAME=n1", "NOT_SLURM=1"}
+	script := c.batchScript(jobDir, s, []string{"script", hostile})
+	cmd := exec.Command("/bin/sh", "-s")
+	cmd.Stdin = strings.NewReader(script)
+	cmd.Env = []string{"PATH=/nonexistent"}
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, script)
 	}
 	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-	if id, err := os.ReadFile(filepath.Join(jobDir, jobIDFile)); err != nil || string(id) != "7\n" {
-		t.Errorf("the wrapper wrote the job id %q (%v), want 7", id, err)
-	}
-	want := []string{"run", "--workdir", c.cfg.Workdir, "--mask", hostile, "--slurm", "--slurm-step", "--ro", jobDir, "--log-level", "error", "--ro", printer,
-		"--env", "X=" + hostile, "--env", "SLURM_JOB_ID", "--env", "SLURMD_NODENAME",
-		"--", printer, JobEntry, s.dir, s.out, "", "", "", "--", "script", hostile}
+	run := []string{"--workdir", c.cfg.Workdir, "--mask", hostile, "--slurm", "--slurm-step", "--ro", jobDir, "--log-level", "error", "--ro", printer, "--env", "X=" + hostile}
+	rest := []string{"--", printer, JobEntry, s.dir, s.out, "", "", "", "--", "script", hostile}
+	want := append(append([]string{WrapEntry, filepath.Join(jobDir, "stockade-%j.log"), filepath.Join(jobDir, jobIDFile), strconv.Itoa(len(run))}, run...), rest...)
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("the wrapper ran\n%q\nwant\n%q", got, want)
+		t.Errorf("the batch script ran\n%q\nwant\n%q", got, want)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "pwned")); err == nil {
 		t.Error("a value ran as a shell command")
+	}
+	if strings.Contains(script, "$(") && !strings.Contains(script, "'") {
+		t.Error("the script holds an unquoted command substitution")
+	}
+
+	// The wrapper entry's command: stockade run with the flags, the
+	// job's Slurm variables by name (no other), and the rest.
+	log, idFile, argv, err := wrapArgv(got[1:], []string{"PATH=/usr/bin:/bin", "SLURM_JOB_ID=7", "SLURMD_NODENAME=n1", "NOT_SLURM=1", "SLURM_X$(id)=1", "SLURMX=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantArgv := append(append(append([]string{"run"}, run...), "--env", "SLURM_JOB_ID", "--env", "SLURMD_NODENAME"), rest...)
+	if log != want[1] || idFile != want[2] || !reflect.DeepEqual(argv, wantArgv) {
+		t.Errorf("the wrapper entry runs %q (log %q, id %q)\nwant\n%q", argv, log, idFile, wantArgv)
+	}
+	for _, bad := range [][]string{nil, {"l", "i"}, {"l", "i", "x"}, {"l", "i", "-1"}, {"l", "i", "3", "a"}} {
+		if _, _, _, err := wrapArgv(bad, nil); err == nil {
+			t.Errorf("wrapArgv(%q) was taken", bad)
+		}
+	}
+}
+
+// TestTrustedCommands: a real Slurm command is run only from where root
+// alone can write, outside the trees the sandbox writes.
+func TestTrustedCommands(t *testing.T) {
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Skip("no /bin/sh")
+	}
+	if err := trusted(sh, nil); err != nil && os.Getuid() == 0 {
+		t.Errorf("%s is not trusted: %v", sh, err)
+	}
+	if err := trusted(sh, []string{filepath.Dir(sh)}); err == nil {
+		t.Errorf("%s is trusted inside a tree the sandbox writes", sh)
+	}
+	dir := t.TempDir() // in /tmp, which anyone can write
+	p := filepath.Join(dir, "sinfo")
+	os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755)
+	if err := trusted(p, nil); err == nil {
+		t.Errorf("%s is trusted", p)
+	}
+	// lookPath passes it over, and says so, rather than running it.
+	c, _ := newChaperon(t, Admin{})
+	c.trusted = func(p string) error { return trusted(p, nil) }
+	c.cfg.Env = []string{"PATH=" + dir}
+	if got, err := c.lookPath("sinfo"); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("lookPath found %q (%v), want it passed over", got, err)
+	}
+	rep := c.Answer(Request{Command: "sinfo", Cwd: c.cfg.Workdir})
+	if rep.Code == 0 || !strings.Contains(string(rep.Stderr), "passed over") {
+		t.Errorf("sinfo from a directory anyone can write: exit %d %s", rep.Code, rep.Stderr)
 	}
 }
 
@@ -330,12 +379,7 @@ func TestNetworkAtSubmission(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := c.writeWrapper(jobDir, submission{dir: c.cfg.Workdir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := os.ReadFile(w)
-		return string(data)
+		return c.batchScript(jobDir, submission{dir: c.cfg.Workdir}, []string{"script"})
 	}
 	if w := wrapper(); !strings.Contains(w, `'--agent-allow' 'start.example'`) {
 		t.Errorf("without the live rules the job lacks the start's:\n%s", w)

@@ -3,6 +3,7 @@ package slurm
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,15 +74,17 @@ func TestStepArgs(t *testing.T) {
 		t.Fatalf("srun: exit %d: %s", rep.Code, rep.Stderr)
 	}
 	args := strings.Split(strings.TrimSpace(string(rep.Stdout)), "\n")
-	if len(args) != 8 || args[7] != "-s" || args[0] != "--jobid=42" || args[1] != "--ntasks=2" || args[2] != "--label" || args[3] != "--overlap" ||
-		!strings.HasPrefix(args[4], "--chdir="+filepath.Join(c.cfg.State, "jobs")) || args[5] != strings.TrimPrefix(args[4], "--chdir=")+"/job.sh" || args[6] != "hostname" {
+	n := len(args)
+	if n < 12 || args[n-1] != "-s" || args[0] != "--jobid=42" || args[1] != "--ntasks=2" || args[2] != "--label" || args[3] != "--overlap" ||
+		!strings.HasPrefix(args[4], "--chdir="+filepath.Join(c.cfg.State, "jobs")) || args[5] != c.cfg.Stockade || args[6] != WrapEntry || args[n-2] != "hostname" {
 		t.Fatalf("the real srun got %q", args)
 	}
-	wrapper, err := os.ReadFile(args[5])
-	if err != nil {
-		t.Fatal(err)
+	// The step runs the wrapper entry with every value on its command
+	// line: no script in a directory another session could write.
+	if !slices.Contains(args, "--slurm-step") || args[7] != "" || args[8] != filepath.Join(strings.TrimPrefix(args[4], "--chdir="), jobIDFile) {
+		t.Errorf("the step's wrapper does not run the command under stockade run in step mode: %q", args)
 	}
-	if !strings.Contains(string(wrapper), "'run'") || !strings.Contains(string(wrapper), "'--slurm-step'") {
-		t.Errorf("the step's wrapper does not run the command under stockade run in step mode:\n%s", wrapper)
+	if entries, _ := os.ReadDir(strings.TrimPrefix(args[4], "--chdir=")); len(entries) > 0 {
+		t.Errorf("the step left files in its job directory: %v", entries)
 	}
 }

@@ -234,19 +234,19 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	if err := os.WriteFile(scriptPath, script, 0o700); err != nil {
 		return Reply{}, fmt.Errorf("storing the job script: %w", err)
 	}
-	wrapper, err := c.writeWrapper(jobDir, s)
-	if err != nil {
-		return Reply{}, err
-	}
+	argv := append([]string{scriptPath}, p.rest[min(1, len(p.rest)):]...)
+	wrapper := c.batchScript(jobDir, s, argv)
 	args := []string{"--parsable"}
 	if !p.has("job-name") && !inScript.has("job-name") {
 		args = append(args, "--job-name="+name)
 	}
 	args = append(args, s.pass...)
-	args = append(args, "--chdir="+jobDir, "--output="+filepath.Join(jobDir, "stockade-%j.log"), wrapper, scriptPath)
-	if len(p.rest) > 1 {
-		args = append(args, p.rest[1:]...)
-	}
+	// The batch script goes on sbatch's standard input, so that Slurm
+	// keeps it as it was written; Slurm's own output of the job goes
+	// nowhere: slurmstepd would open a path in the job's directory as the
+	// user, following links. The wrapper writes stockade's messages there
+	// itself, making a new file (wrapMain).
+	args = append(args, "--chdir="+jobDir, "--output=/dev/null")
 	ctx := c.ctx
 	if !p.has("wait") && !inScript.has("wait") {
 		var cancel context.CancelFunc
@@ -258,7 +258,7 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	sum := sha256.Sum256(script)
 	var id string
 	var regErr error
-	rep := c.runReal(ctx, func(line string) {
+	rep := c.runRealIn(ctx, strings.NewReader(wrapper), func(line string) {
 		if jid, _, _ := strings.Cut(strings.TrimSpace(line), ";"); isJobID(jid) {
 			id, regErr = jid, c.register(jid)
 			os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
@@ -307,11 +307,11 @@ func (c *Chaperon) prepareSrun(req Request, table []Flag) (srunRun, *Reply, erro
 	if err != nil {
 		return srunRun{}, nil, err
 	}
-	wrapper, err := c.writeWrapper(jobDir, s)
-	if err != nil {
-		return srunRun{}, nil, err
-	}
-	args := append(slices.Clone(s.pass), "--chdir="+jobDir, wrapper)
+	// srun starts the wrapper entry itself, with every value on its
+	// command line: there is no script for another session to rewrite
+	// before the step starts.
+	args := append(slices.Clone(s.pass), "--chdir="+jobDir)
+	args = append(args, c.wrapArgs(jobDir, s, "", filepath.Join(jobDir, jobIDFile))...)
 	return srunRun{args: append(args, p.rest...), s: s, jobDir: jobDir}, nil, nil
 }
 
@@ -363,13 +363,23 @@ func (c *Chaperon) jobDir() (string, error) {
 	return d, nil
 }
 
-// writeWrapper writes the script Slurm runs: it runs the job's command
-// (its arguments) under `stockade run` with the session's policy, passing
-// on the SLURM_* variables by name. Every value is quoted (quote); the
-// agent's words never reach a shell unquoted.
-func (c *Chaperon) writeWrapper(jobDir string, s submission) (string, error) {
-	run := []string{c.cfg.Stockade, "run"}
-	run = append(run, c.cfg.RunArgs...)
+// WrapEntry is the entry point Slurm starts on the compute node, as the
+// user and outside any sandbox (wrapMain): `stockade WrapEntry LOG IDFILE
+// N RUNARGS(N)... -- COMMAND...`. It adds the job's SLURM_* variables by
+// name to the N flags of `stockade run` and executes `stockade run` with
+// them and the rest. Everything it is given is on its command line or in
+// the batch script Slurm keeps, never in a file of a directory the user
+// can write, where another session's sandbox could rewrite it between
+// the submission and the job's start.
+const WrapEntry = "__stockade_slurm_wrap"
+
+// wrapArgs is the command line Slurm runs for a job or a step of s: the
+// wrapper entry, which runs the job's command (appended by the caller)
+// under `stockade run` with the session's policy. log, when set, is where
+// the wrapper writes stockade's own messages (%j is the job's id); idFile
+// where it writes the job's id, for an srun's registry.
+func (c *Chaperon) wrapArgs(jobDir string, s submission, log, idFile string) []string {
+	run := slices.Clone(c.cfg.RunArgs)
 	run = append(run, c.networkArgs()...)
 	// The job's sandbox gets the chaperon in step mode: its srun starts a
 	// step of this job under the same policy, and nothing more (step.go).
@@ -381,27 +391,56 @@ func (c *Chaperon) writeWrapper(jobDir string, s submission) (string, error) {
 	for _, e := range s.exports {
 		run = append(run, "--env", e)
 	}
-	inner := []string{"--", c.cfg.Stockade, JobEntry, s.dir, s.out, s.err, s.in, s.openMode, "--"}
+	a := []string{c.cfg.Stockade, WrapEntry, log, idFile, strconv.Itoa(len(run))}
+	a = append(a, run...)
+	return append(a, "--", c.cfg.Stockade, JobEntry, s.dir, s.out, s.err, s.in, s.openMode, "--")
+}
+
+// batchScript is the script sbatch is given on its standard input for a
+// job of s whose command is argv: it executes the wrapper entry. Slurm
+// keeps it from the submission on; every value is quoted (quote), so the
+// agent's words never reach a shell unquoted.
+func (c *Chaperon) batchScript(jobDir string, s submission, argv []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/sh\n# stockade: a job of session %s; the command runs under stockade run.\n", c.cfg.Session)
-	// The job's id, for the registry of an srun (sbatch prints it).
-	fmt.Fprintf(&b, "[ -n \"${SLURM_JOB_ID:-}\" ] && printf '%%s\\n' \"$SLURM_JOB_ID\" > %s 2>/dev/null\n", quote(filepath.Join(jobDir, jobIDFile)))
-	b.WriteString("n=$#\n")
-	b.WriteString("for v in $(env | sed -n 's/^\\(SLURMD\\{0,1\\}_[A-Za-z0-9_]*\\)=.*/\\1/p'); do set -- \"$@\" --env \"$v\"; done\n")
-	b.WriteString("set -- \"$@\"")
-	for _, a := range inner {
+	fmt.Fprintf(&b, "#!/bin/sh\n# stockade: a job of session %s; the command runs under stockade run.\nexec", c.cfg.Session)
+	for _, a := range append(c.wrapArgs(jobDir, s, filepath.Join(jobDir, "stockade-%j.log"), filepath.Join(jobDir, jobIDFile)), argv...) {
 		b.WriteString(" " + quote(a))
 	}
-	b.WriteString("\ni=0\nwhile [ \"$i\" -lt \"$n\" ]; do set -- \"$@\" \"$1\"; shift; i=$((i + 1)); done\nexec")
-	for _, a := range run {
-		b.WriteString(" " + quote(a))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// wrapArgv is what wrapMain executes for its arguments a (after the entry
+// name) in the environment environ: `stockade run`'s argument list, with
+// --env NAME for each SLURM_* and SLURMD_* variable, and the log and id
+// files.
+func wrapArgv(a, environ []string) (log, idFile string, argv []string, err error) {
+	if len(a) < 3 {
+		return "", "", nil, fmt.Errorf("usage: %s LOG IDFILE N RUNARGS... -- COMMAND...", WrapEntry)
 	}
-	b.WriteString(" \"$@\"\n")
-	p := filepath.Join(jobDir, "job.sh")
-	if err := os.WriteFile(p, []byte(b.String()), 0o700); err != nil {
-		return "", fmt.Errorf("writing the job's wrapper: %w", err)
+	n, err := strconv.Atoi(a[2])
+	if err != nil || n < 0 || n > len(a)-3 {
+		return "", "", nil, fmt.Errorf("%s: %q is not the count of the run flags that follow", WrapEntry, a[2])
 	}
-	return p, nil
+	argv = append([]string{"run"}, a[3:3+n]...)
+	for _, kv := range environ {
+		if name, _, ok := strings.Cut(kv, "="); ok && slurmVar(name) {
+			argv = append(argv, "--env", name)
+		}
+	}
+	return a[0], a[1], append(argv, a[3+n:]...), nil
+}
+
+// slurmVar reports whether name is one of the job's Slurm variables
+// (SLURM_* or SLURMD_*), passed on to its sandbox.
+func slurmVar(name string) bool {
+	rest, ok := strings.CutPrefix(name, "SLURM_")
+	if !ok {
+		rest, ok = strings.CutPrefix(name, "SLURMD_")
+	}
+	return ok && !strings.ContainsFunc(rest, func(r rune) bool {
+		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
 }
 
 // quote quotes s for sh: in single quotes, each ' written as '\”.

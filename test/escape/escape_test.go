@@ -290,7 +290,7 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 	argv = append(append(append(argv, fx.expand(flags)...), "--"), fx.expand(args)...)
 	cmd := exec.CommandContext(ctx, stockadeBin, argv...)
 	cmd.Dir = fx.work
-	cmd.Env = append(fx.env(), env...)
+	cmd.Env = append(fx.env(), fx.expand(env)...)
 	secret, err := os.Open(filepath.Join(fx.home, ".ssh", "id_rsa"))
 	if err != nil {
 		t.Fatalf("opening the fd to leak: %v", err)

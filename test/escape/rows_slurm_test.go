@@ -39,6 +39,29 @@ var slurmRows = []row{
 	{name: "slurm_state_in_rw_tree", flags: []string{"--slurm", "--rw", "{home}/.local/state"},
 		setup: func(fx *fixture) error { return fx.writeFile("home/.local/state/keep", "", 0o644) },
 		args:  sh(`echo OK`), want: "REFUSED", refused: "--slurm: the chaperon's directory", refusedExit: 2},
+	// The chaperon runs the real Slurm commands on the host: one the
+	// sandbox planted on the user's PATH (a directory in the project, as
+	// a venv's bin, written in an earlier session) is passed over, never
+	// run there.
+	{name: "slurm_planted_command_on_path", flags: []string{"--slurm"}, env: []string{"PATH={work}/bin:/usr/local/bin:/usr/bin:/bin"},
+		setup: func(fx *fixture) error { return fx.writeFile("work/bin/sinfo", "#!/bin/sh\necho PLANTED-RAN\n", 0o755) },
+		args:  sh(`out=$(sinfo 2>&1); case "$out" in *PLANTED-RAN*) echo "OK the planted sinfo ran on the host" ;; *) echo DENIED passed over ;; esac`),
+		want:  "DENIED passed over"},
+	// A session whose tree holds the chaperon's directory (here a --rw of
+	// the state directory, without --slurm) sees it empty and cannot
+	// write there: another session's registry and job directories, which
+	// the jobs' runs on the nodes trust, stay out of its reach.
+	{name: "slurm_state_masked_in_rw_tree", flags: []string{"--rw", "{home}/.local/state"},
+		setup: func(fx *fixture) error {
+			return fx.writeFile("home/.local/state/stockade/slurm/jobs/s1-1/keep", "x", 0o600)
+		},
+		args: sh(`d={home}/.local/state/stockade/slurm; if [ -n "$(ls -A $d 2>/dev/null)" ]; then echo "OK $(ls -A $d)"; elif mkdir $d/jobs 2>/dev/null || touch $d/x 2>/dev/null; then echo OK writable; else echo DENIED masked; fi`),
+		want: "DENIED masked"},
+	{name: "slurm_state_tree_inside", flags: []string{"--rw", "{home}/.local/state/stockade/slurm/jobs"},
+		setup: func(fx *fixture) error {
+			return fx.writeFile("home/.local/state/stockade/slurm/jobs/s1-1/keep", "x", 0o600)
+		},
+		args: sh(`echo OK`), want: "REFUSED", refused: "where the Slurm chaperon keeps every session's jobs"},
 	{name: "slurm_submit_as_other_uid", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --uid=0 --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_submit_prolog", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun --prolog=/tmp/p true`)), want: "DENIED refused"},
 	{name: "slurm_submit_get_user_env", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --get-user-env --wrap true`)), want: "DENIED refused"},
