@@ -10,8 +10,16 @@ import "sync"
 var hiddenCommands = []string{
 	"sacct", "sacctmgr", "salloc", "sattach", "sbatch", "sbcast", "scancel", "scontrol", "scrontab",
 	"sdiag", "sh5util", "sinfo", "sprio", "squeue", "sreport", "srun", "sshare", "sstat", "strigger",
-	"slurmctld", "slurmd", "slurmdbd", "slurmstepd", "munge", "unmunge", "remunge", "munged",
+	"slurmctld", "slurmd", "slurmdbd", "slurmstepd", "slurmrestd", "sackd", "scrun",
+	// Debian installs the daemons under these names, behind links in
+	// /etc/alternatives (a link is not masked; its target is).
+	"slurmctld-wlm", "slurmd-wlm", "slurmdbd-wlm", "slurmstepd-wlm",
+	"munge", "unmunge", "remunge", "munged", "mungekey",
 }
+
+// hiddenLibs are Slurm's plugin directories: what its programs load.
+var hiddenLibs = []string{"/usr/lib/slurm", "/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib/aarch64-linux-gnu/slurm-wlm",
+	"/usr/lib/x86_64-linux-gnu/slurm", "/usr/lib/aarch64-linux-gnu/slurm", "/usr/local/lib/slurm"}
 
 // hiddenDirs are where packages and local installs put them.
 var hiddenDirs = []string{"/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"}
@@ -23,7 +31,7 @@ var hiddenDirs = []string{"/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local
 // Slurm's spool are under /run and /var, which are the sandbox's own
 // tmpfs already. A path the host lacks is left out of the plan.
 var Hidden = sync.OnceValue(func() []string {
-	out := []string{"/etc/slurm", "/etc/slurm-llnl", "/etc/munge"}
+	out := append([]string{"/etc/slurm", "/etc/slurm-llnl", "/etc/munge"}, hiddenLibs...)
 	for _, d := range hiddenDirs {
 		for _, c := range hiddenCommands {
 			out = append(out, d+"/"+c)

@@ -10,7 +10,7 @@ import (
 // configuration and the munge key are hidden too.
 func TestHidden(t *testing.T) {
 	h := Hidden()
-	for _, want := range []string{"/etc/slurm", "/etc/munge", "/usr/sbin/slurmd", "/usr/bin/munge"} {
+	for _, want := range []string{"/etc/slurm", "/etc/munge", "/usr/sbin/slurmd", "/usr/sbin/slurmd-wlm", "/usr/sbin/mungekey", "/usr/bin/munge", "/usr/lib/x86_64-linux-gnu/slurm-wlm"} {
 		if !slices.Contains(h, want) {
 			t.Errorf("Hidden lacks %s", want)
 		}

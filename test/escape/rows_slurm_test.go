@@ -22,7 +22,7 @@ var slurmRows = []row{
 	// chaperon. (An unlistable /etc/munge is not absent: the row wants
 	// the mask.)
 	{name: "slurm_real_sbatch_hidden", flags: []string{"--slurm"},
-		args: sh(`for c in sbatch srun squeue sacct scancel scontrol sinfo salloc sacctmgr sbcast sattach; do if [ -x /usr/bin/$c ] || [ -s /usr/bin/$c ]; then echo "OK /usr/bin/$c is there"; exit; fi; done; echo DENIED absent`),
+		args: sh(`for c in /usr/bin/sbatch /usr/bin/srun /usr/bin/squeue /usr/bin/sacct /usr/bin/scancel /usr/bin/scontrol /usr/bin/sinfo /usr/bin/salloc /usr/bin/sacctmgr /usr/bin/sbcast /usr/bin/sattach /usr/sbin/slurmd /usr/sbin/slurmstepd /usr/sbin/slurmctld /usr/sbin/mungekey; do if [ -x $c ] || [ -s $c ]; then echo "OK $c is there"; exit; fi; done; for d in /usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/aarch64-linux-gnu/slurm-wlm; do [ -n "$(ls -A $d 2>/dev/null)" ] && { echo "OK $d is there"; exit; }; done; echo DENIED absent`),
 		want: "DENIED absent"},
 	{name: "slurm_etc_slurm_hidden", flags: []string{"--slurm"},
 		args: sh(`if out=$(ls -A /etc/slurm 2>&1); then [ -z "$out" ] && echo DENIED absent || echo "OK $out" | head -n1; else echo "OK unlistable: $out"; fi`),
