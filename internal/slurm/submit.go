@@ -1,15 +1,21 @@
 package slurm
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // JobEntry is the entry point the job's sandbox runs first (inner.go):
@@ -321,18 +327,74 @@ func (c *Chaperon) srun(req Request) (Reply, error) {
 		return derefReply(early), err
 	}
 	s, jobDir := r.s, r.jobDir
-	rep := c.realWait("srun", r.args...)
-	// The job's wrapper wrote its id (once it ran): the registry has it
-	// from now on, for sacct; while srun ran, the queries did not.
+	// The job enters the registry as soon as its wrapper, on the node,
+	// writes its id: squeue, scontrol show job and scancel reach it while
+	// srun runs. The id comes only from the job directory, which no
+	// sandbox can write (the job's mounts it read-only), never from
+	// srun's output, which the tasks write.
+	var (
+		mu sync.Mutex
+		id string
+	)
 	fields := map[string]any{"command": "srun", "args": req.Args, "dir": s.dir}
-	if data, err := os.ReadFile(filepath.Join(jobDir, jobIDFile)); err == nil {
-		if id := strings.TrimSpace(string(data)); isJobID(id) {
-			c.register(id)
-			fields["job"] = id
+	record := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if id != "" {
+			return true
 		}
+		jid := readJobID(jobDir)
+		if jid == "" {
+			return false
+		}
+		id = jid
+		c.register(jid)
+		fields["job"] = jid
+		c.event(EventSubmit, fields)
+		return true
 	}
-	c.event(EventSubmit, fields)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(jobIDPoll)
+		defer t.Stop()
+		for !record() {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	rep := c.realWait("srun", r.args...)
+	close(stop)
+	<-stopped
+	if !record() { // no task ran: refused by Slurm, or cancelled while pending
+		c.event(EventSubmit, fields)
+	}
 	return rep, nil
+}
+
+// jobIDPoll is how often a running srun's job directory is looked at for
+// the job's id.
+const jobIDPoll = 200 * time.Millisecond
+
+// readJobID is the job id the wrapper wrote in jobDir, or "" when none
+// (yet) is there whole.
+func readJobID(jobDir string) string {
+	f, err := os.OpenFile(filepath.Join(jobDir, jobIDFile), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64))
+	if err != nil || !bytes.HasSuffix(data, []byte("\n")) {
+		return "" // not written whole yet
+	}
+	if id := strings.TrimSpace(string(data)); isJobID(id) {
+		return id
+	}
+	return ""
 }
 
 // derefReply is *r, or the zero Reply.

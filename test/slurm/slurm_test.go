@@ -346,6 +346,39 @@ echo "sacct:$(sacct -n -P -o JobID | wc -l)"`)
 	}
 }
 
+// TestSrunRunning: a running srun job is the session's at once: squeue
+// lists it and scontrol shows it while it runs, and scancel ends it.
+func TestSrunRunning(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun sleep 120 &
+pid=$!
+id=
+i=0
+while [ -z "$id" ] && [ $i -lt 150 ]; do id=$(squeue -h -o %i); i=$((i + 1)); sleep 0.2; done
+echo "squeue:$id"
+scontrol show job "$id" | grep -o 'JobState=[A-Z]*'
+scancel "$id"; echo "cancel:$?"
+wait $pid; echo "srun:$?"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`squeue:(\d+)\n`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("squeue does not list the running srun job:\n%s\n%s", r.stdout, r.stderr)
+	}
+	defer exec.Command("scancel", m[1]).Run()
+	for _, want := range []string{"JobState=RUNNING", "cancel:0"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the running srun job %s: output lacks %q", m[1], want)
+		}
+	}
+	if strings.Contains(r.stdout, "srun:0") {
+		t.Errorf("srun of the cancelled job %s exited 0", m[1])
+	}
+	// Gone from the queue (an ended job's id is invalid to squeue).
+	if q, _ := exec.Command("squeue", "-h", "-j", m[1], "-o", "%t").Output(); strings.TrimSpace(string(q)) == "R" {
+		t.Errorf("the cancelled srun job %s is still running", m[1])
+	}
+}
+
 // TestOtherUsersJob: another user's job never appears and cannot be
 // cancelled, whatever the scope, while a job of the session's own does
 // appear. Submitting as another user takes root; the unprivileged pass
