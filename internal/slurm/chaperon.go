@@ -159,6 +159,18 @@ func (c *Chaperon) serveConn(conn net.Conn) {
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
+	// A running srun's output goes to the shim as it is written, a frame
+	// at a time: a shim that does not read holds srun's pipe full (srun
+	// waits, as on a terminal that does not scroll), never a buffer here.
+	var mu sync.Mutex
+	var broken bool
+	out := func(stdout, stderr []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !broken && writeFrame(conn, Reply{Stdout: stdout, Stderr: stderr, More: true}) != nil {
+			broken = true // the shim is gone: the rest of the output is dropped
+		}
+	}
 	var rep Reply
 	func() {
 		defer func() {
@@ -166,10 +178,16 @@ func (c *Chaperon) serveConn(conn net.Conn) {
 				rep = Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: stockade's Slurm chaperon failed on this request: %v\n", req.Command, r)}
 			}
 		}()
-		rep = c.Answer(req)
+		rep = c.answerTo(req, out)
 	}()
+	mu.Lock()
+	defer mu.Unlock()
 	writeFrame(conn, rep)
 }
+
+// output hears a running command's output as it is written; nil keeps
+// it for the reply.
+type output func(stdout, stderr []byte)
 
 // refusal is a request the chaperon will not pass on.
 type refusal struct{ reason string }
@@ -178,9 +196,13 @@ func (r refusal) Error() string { return r.reason }
 
 func refuse(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
 
-// Answer answers one request.
-func (c *Chaperon) Answer(req Request) Reply {
-	rep, err := c.answer(req)
+// Answer answers one request, with all of its output in the reply.
+func (c *Chaperon) Answer(req Request) Reply { return c.answerTo(req, nil) }
+
+// answerTo answers one request; the output of a command that runs as long
+// as its job (srun) goes to out as it is written, when out is set.
+func (c *Chaperon) answerTo(req Request, out output) Reply {
+	rep, err := c.answer(req, out)
 	var r refusal
 	if errors.As(err, &r) {
 		c.event(EventRefused, map[string]any{"command": req.Command, "args": req.Args, "reason": r.reason})
@@ -203,20 +225,20 @@ func safeName(name string) string {
 	return "slurm"
 }
 
-func (c *Chaperon) answer(req Request) (Reply, error) {
+func (c *Chaperon) answer(req Request, out output) (Reply, error) {
 	for _, a := range append([]string{req.Cwd}, req.Args...) {
 		if strings.ContainsRune(a, 0) {
 			return Reply{}, refuse("an argument holds a NUL byte, which no command line can carry")
 		}
 	}
 	if c.cfg.Step != "" {
-		return c.step(req)
+		return c.step(req, out)
 	}
 	switch req.Command {
 	case "sbatch":
 		return c.sbatch(req)
 	case "srun":
-		return c.srun(req)
+		return c.srun(req, out)
 	case "salloc":
 		return Reply{}, refuse("salloc opens an allocation outside the sandbox; submit a script with sbatch, or run a command with srun")
 	case "squeue":
@@ -247,24 +269,26 @@ const queryTimeout = 2 * time.Minute
 func (c *Chaperon) real(name string, args ...string) Reply {
 	ctx, cancel := context.WithTimeout(c.ctx, queryTimeout)
 	defer cancel()
-	return c.runReal(ctx, nil, name, args...)
+	return c.runReal(ctx, nil, nil, name, args...)
 }
 
-// realWait is real without the time limit: srun and sbatch --wait last
-// as long as their job, or until the session ends.
-func (c *Chaperon) realWait(name string, args ...string) Reply {
-	return c.runReal(c.ctx, nil, name, args...)
+// realWait is real without the time limit: srun lasts as long as its
+// job, or until the session ends. Its output goes to out as it is
+// written, when out is set.
+func (c *Chaperon) realWait(out output, name string, args ...string) Reply {
+	return c.runReal(c.ctx, nil, out, name, args...)
 }
 
 // runReal runs a real command; firstLine, when set, hears the first line
 // of its output as soon as it is written (sbatch --parsable --wait prints
-// the job's id, then waits for the job).
-func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), name string, args ...string) Reply {
-	return c.runRealIn(ctx, nil, firstLine, name, args...)
+// the job's id, then waits for the job); stream, when set, hears all of
+// its output as it is written, and the reply holds none.
+func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), stream output, name string, args ...string) Reply {
+	return c.runRealIn(ctx, nil, firstLine, stream, name, args...)
 }
 
 // runRealIn is runReal with stdin as the command's standard input.
-func (c *Chaperon) runRealIn(ctx context.Context, stdin io.Reader, firstLine func(string), name string, args ...string) Reply {
+func (c *Chaperon) runRealIn(ctx context.Context, stdin io.Reader, firstLine func(string), stream output, name string, args ...string) Reply {
 	bin, err := c.lookPath(name)
 	if err != nil {
 		return Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: the real %s: %v\n", name, name, err)}
@@ -275,6 +299,10 @@ func (c *Chaperon) runRealIn(ctx context.Context, stdin io.Reader, firstLine fun
 	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = limited(&out), limited(&errb)
+	if stream != nil {
+		cmd.Stdout = streamWriter(func(p []byte) { stream(p, nil) })
+		cmd.Stderr = streamWriter(func(p []byte) { stream(nil, p) })
+	}
 	if firstLine != nil {
 		cmd.Stdout = &lineWatcher{w: cmd.Stdout, fn: firstLine}
 	}
@@ -379,6 +407,15 @@ func (l *lineWatcher) Write(p []byte) (int, error) {
 		}
 	}
 	return l.w.Write(p)
+}
+
+// streamWriter passes each write on as it comes (exec's copy reads at
+// most 32 KiB at a time, well within a frame).
+type streamWriter func([]byte)
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	w(p)
+	return len(p), nil
 }
 
 // limitedWriter keeps at most half a frame of a command's output.

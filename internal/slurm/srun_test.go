@@ -1,10 +1,13 @@
 package slurm
 
 import (
+	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -78,5 +81,130 @@ func TestSrunJobIDFile(t *testing.T) {
 	os.Symlink(other, p)
 	if got := readJobID(dir); got != "" {
 		t.Errorf("readJobID followed a symlink: %q", got)
+	}
+}
+
+// lineSignal is a writer that closes first when a whole line arrived.
+type lineSignal struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	first chan struct{}
+}
+
+func (l *lineSignal) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	had := bytes.IndexByte(l.buf.Bytes(), '\n') >= 0
+	l.buf.Write(p)
+	if !had && bytes.IndexByte(l.buf.Bytes(), '\n') >= 0 {
+		close(l.first)
+	}
+	return len(p), nil
+}
+
+func (l *lineSignal) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestSrunStreams: a running srun's output reaches the shim as it is
+// written, the first line long before the step ends, stdout and stderr
+// apart and byte for byte (data, not text); then its exit status.
+func TestSrunStreams(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	bin := t.TempDir()
+	release := filepath.Join(bin, "release")
+	script := `#!/bin/sh
+printf 'first \001$(id)\n'
+printf 'warn\n' >&2
+while [ ! -e "$RELEASE" ]; do sleep 0.05; done
+printf 'second\n'
+exit 3
+`
+	if err := os.WriteFile(filepath.Join(bin, "srun"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.cfg.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "RELEASE=" + release}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go c.Serve(ln)
+	stdout := &lineSignal{first: make(chan struct{})}
+	var stderr bytes.Buffer
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, err := Stream(ln.Addr().String(), Request{Command: "srun", Args: []string{"true"}, Cwd: c.cfg.Workdir}, stdout, &stderr)
+		done <- result{code, err}
+	}()
+	select {
+	case <-stdout.first:
+	case r := <-done:
+		t.Fatalf("srun ended (%d, %v) before its first line reached the shim", r.code, r.err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first line of a running srun did not reach the shim")
+	}
+	if got := stdout.String(); got != "first \x01$(id)\n" {
+		t.Errorf("the first line reached the shim as %q", got)
+	}
+	os.WriteFile(release, nil, 0o600)
+	r := <-done
+	if r.err != nil || r.code != 3 {
+		t.Fatalf("srun: exit %d, %v; want 3", r.code, r.err)
+	}
+	if got := stdout.String(); got != "first \x01$(id)\nsecond\n" {
+		t.Errorf("srun's stdout reached the shim as %q", got)
+	}
+	if stderr.String() != "warn\n" {
+		t.Errorf("srun's stderr reached the shim as %q", stderr.String())
+	}
+	// Without a stream (Answer), the output is in the one reply.
+	os.Remove(release)
+	go func() { time.Sleep(100 * time.Millisecond); os.WriteFile(release, nil, 0o600) }()
+	if rep := c.Answer(Request{Command: "srun", Args: []string{"true"}, Cwd: c.cfg.Workdir}); rep.Code != 3 || !strings.HasSuffix(string(rep.Stdout), "second\n") || rep.More {
+		t.Errorf("Answer: %+v", rep)
+	}
+}
+
+// TestSrunStreamBounded: a shim that does not read holds srun back (its
+// pipe full) rather than the chaperon buffering its output, and Close
+// still ends the connection and the srun.
+func TestSrunStreamBounded(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	bin := t.TempDir()
+	finished := filepath.Join(bin, "finished")
+	script := "#!/bin/sh\nhead -c 67108864 /dev/zero\ntouch \"$FINISHED\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "srun"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.cfg.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "FINISHED=" + finished}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go c.Serve(ln)
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := writeFrame(conn, Request{Command: "srun", Args: []string{"true"}, Cwd: c.cfg.Workdir}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if _, err := os.Stat(finished); err == nil {
+		t.Error("srun wrote 64 MiB to a shim that reads nothing: the chaperon buffered it")
+	}
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not end a streaming srun whose shim reads nothing")
 	}
 }

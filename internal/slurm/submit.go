@@ -270,7 +270,7 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 			os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
 			c.event(EventSubmit, map[string]any{"command": "sbatch", "job": id, "script": req.ScriptName, "sha256": hex.EncodeToString(sum[:]), "args": req.Args, "dir": s.dir, "stored": scriptPath})
 		}
-	}, "sbatch", args...)
+	}, nil, "sbatch", args...)
 	if id == "" {
 		return rep, nil // refused by Slurm, or --test-only: no job
 	}
@@ -321,7 +321,7 @@ func (c *Chaperon) prepareSrun(req Request, table []Flag) (srunRun, *Reply, erro
 	return srunRun{args: append(args, p.rest...), s: s, jobDir: jobDir}, nil, nil
 }
 
-func (c *Chaperon) srun(req Request) (Reply, error) {
+func (c *Chaperon) srun(req Request, out output) (Reply, error) {
 	r, early, err := c.prepareSrun(req, c.cfg.table(srunFlags()))
 	if early != nil || err != nil {
 		return derefReply(early), err
@@ -366,7 +366,7 @@ func (c *Chaperon) srun(req Request) (Reply, error) {
 			}
 		}
 	}()
-	rep := c.realWait("srun", r.args...)
+	rep := c.realWait(out, "srun", r.args...)
 	close(stop)
 	<-stopped
 	if !record() { // no task ran: refused by Slurm, or cancelled while pending

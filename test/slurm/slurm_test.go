@@ -379,6 +379,27 @@ wait $pid; echo "srun:$?"`)
 	}
 }
 
+// TestSrunStreams: srun's output reaches the shim as the step writes it:
+// the first line is in the file srun's output goes to while the step
+// still runs.
+func TestSrunStreams(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun sh -c 'echo first; i=0; while [ ! -e stop ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; echo second' > out.txt &
+pid=$!
+i=0
+while ! grep -q first out.txt && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+echo "while running:[$(cat out.txt)]"
+touch stop
+wait $pid; echo "srun:$?"
+echo "after:[$(cat out.txt)]"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	for _, want := range []string{"while running:[first]\n", "srun:0\n", "after:[first\nsecond]\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("srun's output: lacks %q", want)
+		}
+	}
+}
+
 // TestOtherUsersJob: another user's job never appears and cannot be
 // cancelled, whatever the scope, while a job of the session's own does
 // appear. Submitting as another user takes root; the unprivileged pass
