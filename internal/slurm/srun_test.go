@@ -28,6 +28,7 @@ echo done
 func TestSrunRegisteredWhileRunning(t *testing.T) {
 	c, events := newChaperon(t, Admin{})
 	bin := t.TempDir()
+	noQueue(t, bin)
 	if err := os.WriteFile(filepath.Join(bin, "srun"), []byte(fakeSrun), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +123,7 @@ while [ ! -e "$RELEASE" ]; do sleep 0.05; done
 printf 'second\n'
 exit 3
 `
+	noQueue(t, bin)
 	if err := os.WriteFile(filepath.Join(bin, "srun"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +181,7 @@ func TestSrunStreamBounded(t *testing.T) {
 	bin := t.TempDir()
 	finished := filepath.Join(bin, "finished")
 	script := "#!/bin/sh\nhead -c 67108864 /dev/zero\ntouch \"$FINISHED\"\n"
+	noQueue(t, bin)
 	if err := os.WriteFile(filepath.Join(bin, "srun"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -206,5 +209,55 @@ func TestSrunStreamBounded(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("Close did not end a streaming srun whose shim reads nothing")
+	}
+}
+
+// TestSrunRegisteredWhilePending: an srun job still waiting in the queue
+// is in the registry once the queue shows a pending job of the user's
+// whose working directory is its job directory, and only that one.
+func TestSrunRegisteredWhilePending(t *testing.T) {
+	c, events := newChaperon(t, Admin{})
+	bin := t.TempDir()
+	release := filepath.Join(bin, "release")
+	srun := `#!/bin/sh
+for a; do case $a in --chdir=*) printf '%s' "${a#--chdir=}" > "$BIN/dir";; esac; done
+while [ ! -e "$RELEASE" ]; do sleep 0.05; done
+`
+	squeue := `#!/bin/sh
+[ "$*" = "--me --noheader --states=PENDING --format=%i|%Z" ] || exit 1
+dir=$(cat "$BIN/dir")
+printf '1|/elsewhere\n12_[1-2]|%s\n13|%s/x\n14|%s\n' "$dir" "$dir" "$dir"
+`
+	for name, script := range map[string]string{"srun": srun, "squeue": squeue} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.cfg.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "BIN=" + bin, "RELEASE=" + release}
+	done := make(chan Reply)
+	go func() { done <- c.Answer(Request{Command: "srun", Args: []string{"true"}, Cwd: c.cfg.Workdir}) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.Contains(c.scoped(), "14") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pending srun's job is not in the registry: %q", c.scoped())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	os.WriteFile(release, nil, 0o600)
+	<-done
+	if got := c.scoped(); !slices.Equal(got, []string{"14"}) {
+		t.Errorf("the registry holds %q, want only 14", got)
+	}
+	if len(*events) != 1 {
+		t.Errorf("events %q, want one", *events)
+	}
+}
+
+// noQueue puts in bin an squeue that knows no job, so that a test's srun
+// never asks the real one.
+func noQueue(t *testing.T, bin string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(bin, "squeue"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -327,23 +327,25 @@ func (c *Chaperon) srun(req Request, out output) (Reply, error) {
 		return derefReply(early), err
 	}
 	s, jobDir := r.s, r.jobDir
-	// The job enters the registry as soon as its wrapper, on the node,
-	// writes its id: squeue, scontrol show job and scancel reach it while
-	// srun runs. The id comes only from the job directory, which no
-	// sandbox can write (the job's mounts it read-only), never from
-	// srun's output, which the tasks write.
+	// The job enters the registry as soon as it is known: while it waits
+	// in the queue, by its working directory (the job directory, which
+	// only this chaperon names: an agent's --chdir is in the project);
+	// once it starts, by the id its wrapper, on the node, writes into the
+	// job directory, which no sandbox can write (the job's mounts it
+	// read-only). So squeue, scontrol show job and scancel reach it while
+	// srun runs. The id never comes from srun's output, which the tasks
+	// write, nor from the sandbox's environment.
 	var (
 		mu sync.Mutex
 		id string
 	)
 	fields := map[string]any{"command": "srun", "args": req.Args, "dir": s.dir}
-	record := func() bool {
+	record := func(jid string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if id != "" {
 			return true
 		}
-		jid := readJobID(jobDir)
 		if jid == "" {
 			return false
 		}
@@ -358,18 +360,26 @@ func (c *Chaperon) srun(req Request, out output) (Reply, error) {
 		defer close(stopped)
 		t := time.NewTicker(jobIDPoll)
 		defer t.Stop()
-		for !record() {
+		next, wait := time.Now().Add(pendingPoll), pendingPoll
+		for !record(readJobID(jobDir)) {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
+			}
+			if time.Now().After(next) { // still not started: pending?
+				if record(c.pendingJob(jobDir)) {
+					return
+				}
+				wait = min(2*wait, maxPendingPoll)
+				next = time.Now().Add(wait)
 			}
 		}
 	}()
 	rep := c.realWait(out, "srun", r.args...)
 	close(stop)
 	<-stopped
-	if !record() { // no task ran: refused by Slurm, or cancelled while pending
+	if !record(readJobID(jobDir)) { // no task ran: refused by Slurm, or cancelled while pending
 		c.event(EventSubmit, fields)
 	}
 	return rep, nil
@@ -378,6 +388,29 @@ func (c *Chaperon) srun(req Request, out output) (Reply, error) {
 // jobIDPoll is how often a running srun's job directory is looked at for
 // the job's id.
 const jobIDPoll = 200 * time.Millisecond
+
+// pendingPoll is how long an srun runs before the queue is asked whether
+// its job waits there, and the first wait between two asks, which doubles
+// up to maxPendingPoll.
+const (
+	pendingPoll    = time.Second
+	maxPendingPoll = 15 * time.Second
+)
+
+// pendingJob is the id of the user's pending job whose working directory
+// is jobDir, or "".
+func (c *Chaperon) pendingJob(jobDir string) string {
+	rep := c.real("squeue", "--me", "--noheader", "--states=PENDING", "--format=%i|%Z")
+	if rep.Code != 0 {
+		return ""
+	}
+	for _, line := range strings.Split(string(rep.Stdout), "\n") {
+		if jid, wd, ok := strings.Cut(line, "|"); ok && wd == jobDir && isJobID(jid) {
+			return jid
+		}
+	}
+	return ""
+}
 
 // readJobID is the job id the wrapper wrote in jobDir, or "" when none
 // (yet) is there whole.

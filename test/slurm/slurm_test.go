@@ -379,6 +379,30 @@ wait $pid; echo "srun:$?"`)
 	}
 }
 
+// TestSrunPending: an srun job that waits in the queue (--begin later)
+// is the session's already: squeue lists it pending, and scancel ends it
+// and the srun.
+func TestSrunPending(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun --begin=now+600 true &
+pid=$!
+line=
+i=0
+while [ -z "$line" ] && [ $i -lt 150 ]; do line=$(squeue -h -o '%i %t'); i=$((i + 1)); sleep 0.2; done
+echo "squeue:$line"
+scancel "${line%% *}"; echo "cancel:$?"
+wait $pid; echo "srun:$?"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`squeue:(\d+) PD\n`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("squeue does not list the pending srun job:\n%s\n%s", r.stdout, r.stderr)
+	}
+	defer exec.Command("scancel", m[1]).Run()
+	if !strings.Contains(r.stdout, "cancel:0") || strings.Contains(r.stdout, "srun:0") {
+		t.Errorf("scancel of the pending srun job %s: want it cancelled and srun failed:\n%s", m[1], r.stdout)
+	}
+}
+
 // TestSrunStreams: srun's output reaches the shim as the step writes it:
 // the first line is in the file srun's output goes to while the step
 // still runs.
