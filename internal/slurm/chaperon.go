@@ -200,7 +200,8 @@ func refuse(format string, args ...any) error { return refusal{fmt.Sprintf(forma
 func (c *Chaperon) Answer(req Request) Reply { return c.answerTo(req, nil) }
 
 // answerTo answers one request; the output of a command that runs as long
-// as its job (srun) goes to out as it is written, when out is set.
+// as its job (srun; sbatch --wait's job line) goes to out as it is
+// written, when out is set.
 func (c *Chaperon) answerTo(req Request, out output) Reply {
 	rep, err := c.answer(req, out)
 	var r refusal
@@ -236,7 +237,7 @@ func (c *Chaperon) answer(req Request, out output) (Reply, error) {
 	}
 	switch req.Command {
 	case "sbatch":
-		return c.sbatch(req)
+		return c.sbatch(req, out)
 	case "srun":
 		return c.srun(req, out)
 	case "salloc":

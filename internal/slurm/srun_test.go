@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -259,5 +260,47 @@ func noQueue(t *testing.T, bin string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(bin, "squeue"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSbatchWaitStreams: sbatch --wait's job line reaches the shim when
+// the job is submitted, as the real one prints it, not when it ends.
+func TestSbatchWaitStreams(t *testing.T) {
+	for _, parsable := range []bool{false, true} {
+		c, _ := newChaperon(t, Admin{})
+		bin := t.TempDir()
+		release := filepath.Join(bin, "release")
+		if err := os.WriteFile(filepath.Join(bin, "sbatch"), []byte("#!/bin/sh\necho '77;cl'\nwhile [ ! -e \"$RELEASE\" ]; do sleep 0.05; done\nexit 4\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c.cfg.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "RELEASE=" + release}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go c.Serve(ln)
+		args := []string{"--wait", "--wrap", "true"}
+		want := "Submitted batch job 77\n"
+		if parsable {
+			args, want = append(args, "--parsable"), "77;cl\n"
+		}
+		stdout := &lineSignal{first: make(chan struct{})}
+		done := make(chan int, 1)
+		go func() {
+			code, _ := Stream(ln.Addr().String(), Request{Command: "sbatch", Args: args, Cwd: c.cfg.Workdir}, stdout, io.Discard)
+			done <- code
+		}()
+		select {
+		case <-stdout.first:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("parsable %v: sbatch --wait's job line did not reach the shim while the job ran", parsable)
+		}
+		if !slices.Contains(c.scoped(), "77") {
+			t.Errorf("parsable %v: the job is not in the registry", parsable)
+		}
+		os.WriteFile(release, nil, 0o600)
+		if code := <-done; code != 4 || stdout.String() != want {
+			t.Errorf("parsable %v: exit %d, stdout %q; want 4 and %q", parsable, code, stdout.String(), want)
+		}
 	}
 }

@@ -186,7 +186,7 @@ func (c *Chaperon) inProject(cwd string) error {
 	return nil
 }
 
-func (c *Chaperon) sbatch(req Request) (Reply, error) {
+func (c *Chaperon) sbatch(req Request, out output) (Reply, error) {
 	if err := c.inProject(req.Cwd); err != nil {
 		return Reply{}, err
 	}
@@ -253,32 +253,52 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	// user, following links. The wrapper writes stockade's messages there
 	// itself, making a new file (wrapMain).
 	args = append(args, "--chdir="+jobDir, "--output=/dev/null")
-	ctx := c.ctx
-	if !p.has("wait") && !inScript.has("wait") {
+	ctx, wait := c.ctx, p.has("wait") || inScript.has("wait")
+	if !wait {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(c.ctx, queryTimeout)
 		defer cancel()
 	}
 	// The job is recorded as soon as sbatch prints its id: with --wait,
 	// long before sbatch returns, so that the queries and scancel reach it.
+	// With --wait and a shim to stream to, the job's line goes out then
+	// too, as the real sbatch prints it, not when the job ends.
 	sum := sha256.Sum256(script)
 	var id string
+	var printed bool
+	submitted := func(line string, regErr error) (stdout, stderr []byte) {
+		if regErr != nil {
+			stderr = fmt.Appendf(nil, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, regErr)
+		}
+		if s.parsable {
+			return []byte(line + "\n"), stderr
+		}
+		return fmt.Appendf(nil, "Submitted batch job %s\n", id), stderr
+	}
+	var first string
 	var regErr error
 	rep := c.runRealIn(ctx, strings.NewReader(wrapper), func(line string) {
 		if jid, _, _ := strings.Cut(strings.TrimSpace(line), ";"); isJobID(jid) {
-			id, regErr = jid, c.register(jid)
+			id, regErr, first = jid, c.register(jid), strings.TrimSpace(line)
 			os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
 			c.event(EventSubmit, map[string]any{"command": "sbatch", "job": id, "script": req.ScriptName, "sha256": hex.EncodeToString(sum[:]), "args": req.Args, "dir": s.dir, "stored": scriptPath})
+			if out != nil && wait {
+				out(submitted(first, regErr))
+				printed = true
+			}
 		}
 	}, nil, "sbatch", args...)
 	if id == "" {
 		return rep, nil // refused by Slurm, or --test-only: no job
 	}
-	if regErr != nil {
-		rep.Stderr = fmt.Appendf(rep.Stderr, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, regErr)
+	if printed {
+		_, rep.Stdout, _ = bytes.Cut(rep.Stdout, []byte("\n")) // the line went out
+		return rep, nil
 	}
+	stdout, stderr := submitted(first, regErr)
+	rep.Stderr = append(rep.Stderr, stderr...)
 	if !s.parsable {
-		rep.Stdout = fmt.Appendf(nil, "Submitted batch job %s\n", id)
+		rep.Stdout = stdout
 	}
 	return rep, nil
 }

@@ -467,16 +467,23 @@ scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/de
 // first sbatch still waits.
 func TestWaitInScope(t *testing.T) {
 	e := newEnv(t)
-	r := e.run(`sbatch --wait -o /dev/null --wrap 'sleep 300' >/dev/null 2>&1 &
+	r := e.run(`sbatch --wait -o /dev/null --wrap 'sleep 300' >wait.txt 2>/dev/null &
+pid=$!
 i=0
 until id=$(squeue -h -o %i) && [ -n "$id" ]; do i=$((i + 1)); [ $i -gt 600 ] && break; done
 echo "seen:$id"
+i=0
+until [ -s wait.txt ] || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.1; done
+echo "printed:$(cat wait.txt)"
 scancel "$id"; echo "cancel:$?"
-wait $!`)
+wait $pid`)
 	t.Logf("%s\n%s", r.stdout, r.stderr)
 	m := regexp.MustCompile(`seen:(\d+)\n`).FindStringSubmatch(r.stdout)
 	if m == nil || !strings.Contains(r.stdout, "cancel:0") {
 		t.Fatalf("a waiting sbatch's job was not in scope, or not cancelled:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "printed:Submitted batch job "+m[1]+"\n") {
+		t.Errorf("sbatch --wait did not print its job's line while the job ran:\n%s", r.stdout)
 	}
 	if state := e.outside("squeue", "-h", "-t", "all", "-j", m[1], "-o", "%T"); state != "CANCELLED" {
 		t.Errorf("job %s is %q after scancel, not CANCELLED", m[1], state)
