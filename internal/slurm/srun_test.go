@@ -304,3 +304,44 @@ func TestSbatchWaitStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestSrunShimHangsUp: when the shim hangs up (killed, Ctrl-C), the srun
+// it started gets SIGTERM, on which the real srun ends its job.
+func TestSrunShimHangsUp(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	bin := t.TempDir()
+	term := filepath.Join(bin, "term")
+	noQueue(t, bin)
+	script := "#!/bin/sh\ntrap 'touch \"$TERM_FILE\"; exit 143' TERM\necho started\nwhile :; do sleep 0.05; done\n"
+	if err := os.WriteFile(filepath.Join(bin, "srun"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.cfg.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "TERM_FILE=" + term}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go c.Serve(ln)
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFrame(conn, Request{Command: "srun", Args: []string{"true"}, Cwd: c.cfg.Workdir}); err != nil {
+		t.Fatal(err)
+	}
+	var rep Reply
+	if err := readFrame(conn, &rep, MaxFrame); err != nil || string(rep.Stdout) != "started\n" || !rep.More {
+		t.Fatalf("first frame %+v, %v; want started", rep, err)
+	}
+	conn.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(term); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("srun got no SIGTERM when its shim hung up")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -186,7 +186,7 @@ func (c *Chaperon) inProject(cwd string) error {
 	return nil
 }
 
-func (c *Chaperon) sbatch(req Request, out output) (Reply, error) {
+func (c *Chaperon) sbatch(req Request, sh *shim) (Reply, error) {
 	if err := c.inProject(req.Cwd); err != nil {
 		return Reply{}, err
 	}
@@ -282,8 +282,8 @@ func (c *Chaperon) sbatch(req Request, out output) (Reply, error) {
 			id, regErr, first = jid, c.register(jid), strings.TrimSpace(line)
 			os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
 			c.event(EventSubmit, map[string]any{"command": "sbatch", "job": id, "script": req.ScriptName, "sha256": hex.EncodeToString(sum[:]), "args": req.Args, "dir": s.dir, "stored": scriptPath})
-			if out != nil && wait {
-				out(submitted(first, regErr))
+			if sh != nil && wait {
+				sh.write(submitted(first, regErr))
 				printed = true
 			}
 		}
@@ -341,7 +341,7 @@ func (c *Chaperon) prepareSrun(req Request, table []Flag) (srunRun, *Reply, erro
 	return srunRun{args: append(args, p.rest...), s: s, jobDir: jobDir}, nil, nil
 }
 
-func (c *Chaperon) srun(req Request, out output) (Reply, error) {
+func (c *Chaperon) srun(req Request, sh *shim) (Reply, error) {
 	r, early, err := c.prepareSrun(req, c.cfg.table(srunFlags()))
 	if early != nil || err != nil {
 		return derefReply(early), err
@@ -396,7 +396,7 @@ func (c *Chaperon) srun(req Request, out output) (Reply, error) {
 			}
 		}
 	}()
-	rep := c.realWait(out, "srun", r.args...)
+	rep := c.realWait(sh, "srun", r.args...)
 	close(stop)
 	<-stopped
 	if !record(readJobID(jobDir)) { // no task ran: refused by Slurm, or cancelled while pending

@@ -403,6 +403,31 @@ wait $pid; echo "srun:$?"`)
 	}
 }
 
+// TestSrunShimKilled: killing srun inside (the shim) ends its job, as
+// killing the real srun does.
+func TestSrunShimKilled(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun sleep 120 &
+pid=$!
+id=
+i=0
+while [ -z "$id" ] && [ $i -lt 150 ]; do id=$(squeue -h -t R -o %i); i=$((i + 1)); sleep 0.2; done
+echo "running:$id"
+kill $pid; wait $pid
+i=0
+while [ -n "$(squeue -h -o %i)" ] && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.2; done
+echo "left:[$(squeue -h -o %i)]"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`running:(\d+)\n`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("squeue does not list the running srun job:\n%s\n%s", r.stdout, r.stderr)
+	}
+	defer exec.Command("scancel", m[1]).Run()
+	if !strings.Contains(r.stdout, "left:[]\n") {
+		t.Errorf("the job %s of a killed srun is still in the queue:\n%s", m[1], r.stdout)
+	}
+}
+
 // TestSrunStreams: srun's output reaches the shim as the step writes it:
 // the first line is in the file srun's output goes to while the step
 // still runs.
