@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -159,6 +160,26 @@ func (c *Chaperon) serveConn(conn net.Conn) {
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
+	// A running srun's output goes to the shim as it is written, a frame
+	// at a time: a shim that does not read holds srun's pipe full (srun
+	// waits, as on a terminal that does not scroll), never a buffer here.
+	// The shim sends nothing more: when it hangs up (killed, Ctrl-C), gone
+	// is closed, and a running srun ends its job, as the real srun killed
+	// would.
+	var mu sync.Mutex
+	var broken bool
+	gone := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, conn)
+		close(gone)
+	}()
+	sh := &shim{gone: gone, write: func(stdout, stderr []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !broken && writeFrame(conn, Reply{Stdout: stdout, Stderr: stderr, More: true}) != nil {
+			broken = true // the shim is gone: the rest of the output is dropped
+		}
+	}}
 	var rep Reply
 	func() {
 		defer func() {
@@ -166,9 +187,19 @@ func (c *Chaperon) serveConn(conn net.Conn) {
 				rep = Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: stockade's Slurm chaperon failed on this request: %v\n", req.Command, r)}
 			}
 		}()
-		rep = c.Answer(req)
+		rep = c.answerTo(req, sh)
 	}()
+	mu.Lock()
+	defer mu.Unlock()
 	writeFrame(conn, rep)
+}
+
+// shim is the shim a request came from, for a command that runs as long
+// as its job: write hears the command's output as it is written, gone is
+// closed when the shim hangs up.
+type shim struct {
+	write func(stdout, stderr []byte)
+	gone  <-chan struct{}
 }
 
 // refusal is a request the chaperon will not pass on.
@@ -178,9 +209,14 @@ func (r refusal) Error() string { return r.reason }
 
 func refuse(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
 
-// Answer answers one request.
-func (c *Chaperon) Answer(req Request) Reply {
-	rep, err := c.answer(req)
+// Answer answers one request, with all of its output in the reply.
+func (c *Chaperon) Answer(req Request) Reply { return c.answerTo(req, nil) }
+
+// answerTo answers one request; the output of a command that runs as long
+// as its job (srun; sbatch --wait's job line) goes to sh as it is
+// written, when sh is set.
+func (c *Chaperon) answerTo(req Request, sh *shim) Reply {
+	rep, err := c.answer(req, sh)
 	var r refusal
 	if errors.As(err, &r) {
 		c.event(EventRefused, map[string]any{"command": req.Command, "args": req.Args, "reason": r.reason})
@@ -203,20 +239,20 @@ func safeName(name string) string {
 	return "slurm"
 }
 
-func (c *Chaperon) answer(req Request) (Reply, error) {
+func (c *Chaperon) answer(req Request, sh *shim) (Reply, error) {
 	for _, a := range append([]string{req.Cwd}, req.Args...) {
 		if strings.ContainsRune(a, 0) {
 			return Reply{}, refuse("an argument holds a NUL byte, which no command line can carry")
 		}
 	}
 	if c.cfg.Step != "" {
-		return c.step(req)
+		return c.step(req, sh)
 	}
 	switch req.Command {
 	case "sbatch":
-		return c.sbatch(req)
+		return c.sbatch(req, sh)
 	case "srun":
-		return c.srun(req)
+		return c.srun(req, sh)
 	case "salloc":
 		return Reply{}, refuse("salloc opens an allocation outside the sandbox; submit a script with sbatch, or run a command with srun")
 	case "squeue":
@@ -247,24 +283,44 @@ const queryTimeout = 2 * time.Minute
 func (c *Chaperon) real(name string, args ...string) Reply {
 	ctx, cancel := context.WithTimeout(c.ctx, queryTimeout)
 	defer cancel()
-	return c.runReal(ctx, nil, name, args...)
+	return c.runReal(ctx, nil, nil, name, args...)
 }
 
-// realWait is real without the time limit: srun and sbatch --wait last
-// as long as their job, or until the session ends.
-func (c *Chaperon) realWait(name string, args ...string) Reply {
-	return c.runReal(c.ctx, nil, name, args...)
+// realWait is real without the time limit: srun lasts as long as its
+// job, or until the session ends. With sh, its output goes to the shim
+// as it is written, and it is ended (SIGTERM: srun ends its job) when the
+// shim hangs up.
+func (c *Chaperon) realWait(sh *shim, name string, args ...string) Reply {
+	if sh == nil || sh.gone == nil {
+		return c.runReal(c.ctx, nil, sh, name, args...)
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sh.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return c.runReal(ctx, nil, sh, name, args...)
 }
+
+// hangupWait is how long an srun whose shim hung up has to end its job
+// (srun waits up to 32 s for its tasks) before it is killed.
+const hangupWait = 45 * time.Second
 
 // runReal runs a real command; firstLine, when set, hears the first line
 // of its output as soon as it is written (sbatch --parsable --wait prints
-// the job's id, then waits for the job).
-func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), name string, args ...string) Reply {
-	return c.runRealIn(ctx, nil, firstLine, name, args...)
+// the job's id, then waits for the job); sh, when set, hears all of its
+// output as it is written, and the reply holds none. When ctx ends before
+// the session does (the shim hung up), the command gets SIGTERM first.
+func (c *Chaperon) runReal(ctx context.Context, firstLine func(string), sh *shim, name string, args ...string) Reply {
+	return c.runRealIn(ctx, nil, firstLine, sh, name, args...)
 }
 
 // runRealIn is runReal with stdin as the command's standard input.
-func (c *Chaperon) runRealIn(ctx context.Context, stdin io.Reader, firstLine func(string), name string, args ...string) Reply {
+func (c *Chaperon) runRealIn(ctx context.Context, stdin io.Reader, firstLine func(string), sh *shim, name string, args ...string) Reply {
 	bin, err := c.lookPath(name)
 	if err != nil {
 		return Reply{Code: 1, Stderr: fmt.Appendf(nil, "%s: error: the real %s: %v\n", name, name, err)}
@@ -273,8 +329,19 @@ func (c *Chaperon) runRealIn(ctx context.Context, stdin io.Reader, firstLine fun
 	cmd.Env = c.cfg.Env
 	cmd.Dir = c.cfg.State
 	cmd.Stdin = stdin
+	cmd.Cancel = func() error {
+		if c.ctx.Err() == nil && ctx.Err() == context.Canceled {
+			return cmd.Process.Signal(syscall.SIGTERM)
+		}
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = hangupWait
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = limited(&out), limited(&errb)
+	if sh != nil {
+		cmd.Stdout = streamWriter(func(p []byte) { sh.write(p, nil) })
+		cmd.Stderr = streamWriter(func(p []byte) { sh.write(nil, p) })
+	}
 	if firstLine != nil {
 		cmd.Stdout = &lineWatcher{w: cmd.Stdout, fn: firstLine}
 	}
@@ -379,6 +446,15 @@ func (l *lineWatcher) Write(p []byte) (int, error) {
 		}
 	}
 	return l.w.Write(p)
+}
+
+// streamWriter passes each write on as it comes (exec's copy reads at
+// most 32 KiB at a time, well within a frame).
+type streamWriter func([]byte)
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	w(p)
+	return len(p), nil
 }
 
 // limitedWriter keeps at most half a frame of a command's output.

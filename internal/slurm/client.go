@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -42,14 +43,12 @@ func clientMain() int {
 			return code
 		}
 	}
-	rep, err := Call(sandboxnet.SlurmAddr, req)
+	code, err := Stream(sandboxnet.SlurmAddr, req, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: error: the Slurm chaperon did not answer: %v (is this a sandbox started with --slurm?)\n", name, err)
 		return 1
 	}
-	os.Stdout.Write(rep.Stdout)
-	os.Stderr.Write(rep.Stderr)
-	return rep.Code
+	return code
 }
 
 // readScript reads the batch script the way sbatch does: the first
@@ -76,19 +75,38 @@ func readScript(req *Request) int {
 	return 0
 }
 
-// Call sends one request to the chaperon at addr and returns its reply.
+// Call sends one request to the chaperon at addr and returns its reply,
+// the output of every frame together.
 func Call(addr string, req Request) (Reply, error) {
-	c, err := net.Dial("tcp", addr)
+	var out, errb bytes.Buffer
+	code, err := Stream(addr, req, &out, &errb)
 	if err != nil {
 		return Reply{}, err
 	}
+	return Reply{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: code}, nil
+}
+
+// Stream sends one request to the chaperon at addr, writes the output of
+// each frame of the reply to stdout and stderr as it arrives, and returns
+// the exit status of the last. One frame at a time is held.
+func Stream(addr string, req Request, stdout, stderr io.Writer) (int, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return 0, err
+	}
 	defer c.Close()
 	if err := writeFrame(c, req); err != nil {
-		return Reply{}, err
+		return 0, err
 	}
-	var rep Reply
-	if err := readFrame(c, &rep, MaxFrame); err != nil {
-		return Reply{}, err
+	for {
+		var rep Reply
+		if err := readFrame(c, &rep, MaxFrame); err != nil {
+			return 0, err
+		}
+		stdout.Write(rep.Stdout)
+		stderr.Write(rep.Stderr)
+		if !rep.More {
+			return rep.Code, nil
+		}
 	}
-	return rep, nil
 }

@@ -33,11 +33,15 @@ type Request struct {
 }
 
 // Reply is the chaperon's answer: what the shim prints, and its exit
-// status.
+// status. A command that runs as long as its job (srun) streams its
+// output: each frame with More set carries what it wrote since the last
+// (as data, never interpreted), and the last frame, without More, its
+// exit status.
 type Reply struct {
 	Stdout []byte `json:"stdout,omitempty"`
 	Stderr []byte `json:"stderr,omitempty"`
 	Code   int    `json:"code"`
+	More   bool   `json:"more,omitempty"`
 }
 
 // writeFrame writes v as a 4-byte big-endian length and its JSON.

@@ -8,7 +8,7 @@ package slurm
 // the chaperon's own (Config.Step, from slurmd, never from the sandbox),
 // and the step's command runs under `stockade run` with the job's policy,
 // as a job's command does.
-func (c *Chaperon) step(req Request) (Reply, error) {
+func (c *Chaperon) step(req Request, sh *shim) (Reply, error) {
 	if req.Command != "srun" {
 		return Reply{}, refuse("inside a Slurm job only srun, for a step of this job (%s), is answered; submit, query and cancel from the session", c.cfg.Step)
 	}
@@ -18,7 +18,7 @@ func (c *Chaperon) step(req Request) (Reply, error) {
 	}
 	s := r.s
 	args := append([]string{"--jobid=" + c.cfg.Step}, r.args...)
-	rep := c.realWait("srun", args...)
+	rep := c.realWait(sh, "srun", args...)
 	c.event(EventSubmit, map[string]any{"command": "srun", "step_of": c.cfg.Step, "args": req.Args, "dir": s.dir, "code": rep.Code})
 	return rep, nil
 }

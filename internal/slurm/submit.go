@@ -1,15 +1,21 @@
 package slurm
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // JobEntry is the entry point the job's sandbox runs first (inner.go):
@@ -180,7 +186,7 @@ func (c *Chaperon) inProject(cwd string) error {
 	return nil
 }
 
-func (c *Chaperon) sbatch(req Request) (Reply, error) {
+func (c *Chaperon) sbatch(req Request, sh *shim) (Reply, error) {
 	if err := c.inProject(req.Cwd); err != nil {
 		return Reply{}, err
 	}
@@ -247,32 +253,52 @@ func (c *Chaperon) sbatch(req Request) (Reply, error) {
 	// user, following links. The wrapper writes stockade's messages there
 	// itself, making a new file (wrapMain).
 	args = append(args, "--chdir="+jobDir, "--output=/dev/null")
-	ctx := c.ctx
-	if !p.has("wait") && !inScript.has("wait") {
+	ctx, wait := c.ctx, p.has("wait") || inScript.has("wait")
+	if !wait {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(c.ctx, queryTimeout)
 		defer cancel()
 	}
 	// The job is recorded as soon as sbatch prints its id: with --wait,
 	// long before sbatch returns, so that the queries and scancel reach it.
+	// With --wait and a shim to stream to, the job's line goes out then
+	// too, as the real sbatch prints it, not when the job ends.
 	sum := sha256.Sum256(script)
 	var id string
+	var printed bool
+	submitted := func(line string, regErr error) (stdout, stderr []byte) {
+		if regErr != nil {
+			stderr = fmt.Appendf(nil, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, regErr)
+		}
+		if s.parsable {
+			return []byte(line + "\n"), stderr
+		}
+		return fmt.Appendf(nil, "Submitted batch job %s\n", id), stderr
+	}
+	var first string
 	var regErr error
 	rep := c.runRealIn(ctx, strings.NewReader(wrapper), func(line string) {
 		if jid, _, _ := strings.Cut(strings.TrimSpace(line), ";"); isJobID(jid) {
-			id, regErr = jid, c.register(jid)
+			id, regErr, first = jid, c.register(jid), strings.TrimSpace(line)
 			os.WriteFile(filepath.Join(jobDir, "job"), []byte(id+"\n"), 0o600)
 			c.event(EventSubmit, map[string]any{"command": "sbatch", "job": id, "script": req.ScriptName, "sha256": hex.EncodeToString(sum[:]), "args": req.Args, "dir": s.dir, "stored": scriptPath})
+			if sh != nil && wait {
+				sh.write(submitted(first, regErr))
+				printed = true
+			}
 		}
-	}, "sbatch", args...)
+	}, nil, "sbatch", args...)
 	if id == "" {
 		return rep, nil // refused by Slurm, or --test-only: no job
 	}
-	if regErr != nil {
-		rep.Stderr = fmt.Appendf(rep.Stderr, "sbatch: warning: stockade could not record job %s, so its queries will not show it: %v\n", id, regErr)
+	if printed {
+		_, rep.Stdout, _ = bytes.Cut(rep.Stdout, []byte("\n")) // the line went out
+		return rep, nil
 	}
+	stdout, stderr := submitted(first, regErr)
+	rep.Stderr = append(rep.Stderr, stderr...)
 	if !s.parsable {
-		rep.Stdout = fmt.Appendf(nil, "Submitted batch job %s\n", id)
+		rep.Stdout = stdout
 	}
 	return rep, nil
 }
@@ -315,24 +341,113 @@ func (c *Chaperon) prepareSrun(req Request, table []Flag) (srunRun, *Reply, erro
 	return srunRun{args: append(args, p.rest...), s: s, jobDir: jobDir}, nil, nil
 }
 
-func (c *Chaperon) srun(req Request) (Reply, error) {
+func (c *Chaperon) srun(req Request, sh *shim) (Reply, error) {
 	r, early, err := c.prepareSrun(req, c.cfg.table(srunFlags()))
 	if early != nil || err != nil {
 		return derefReply(early), err
 	}
 	s, jobDir := r.s, r.jobDir
-	rep := c.realWait("srun", r.args...)
-	// The job's wrapper wrote its id (once it ran): the registry has it
-	// from now on, for sacct; while srun ran, the queries did not.
+	// The job enters the registry as soon as it is known: while it waits
+	// in the queue, by its working directory (the job directory, which
+	// only this chaperon names: an agent's --chdir is in the project);
+	// once it starts, by the id its wrapper, on the node, writes into the
+	// job directory, which no sandbox can write (the job's mounts it
+	// read-only). So squeue, scontrol show job and scancel reach it while
+	// srun runs. The id never comes from srun's output, which the tasks
+	// write, nor from the sandbox's environment.
+	var (
+		mu sync.Mutex
+		id string
+	)
 	fields := map[string]any{"command": "srun", "args": req.Args, "dir": s.dir}
-	if data, err := os.ReadFile(filepath.Join(jobDir, jobIDFile)); err == nil {
-		if id := strings.TrimSpace(string(data)); isJobID(id) {
-			c.register(id)
-			fields["job"] = id
+	record := func(jid string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if id != "" {
+			return true
+		}
+		if jid == "" {
+			return false
+		}
+		id = jid
+		c.register(jid)
+		fields["job"] = jid
+		c.event(EventSubmit, fields)
+		return true
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(jobIDPoll)
+		defer t.Stop()
+		next, wait := time.Now().Add(pendingPoll), pendingPoll
+		for !record(readJobID(jobDir)) {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if time.Now().After(next) { // still not started: pending?
+				if record(c.pendingJob(jobDir)) {
+					return
+				}
+				wait = min(2*wait, maxPendingPoll)
+				next = time.Now().Add(wait)
+			}
+		}
+	}()
+	rep := c.realWait(sh, "srun", r.args...)
+	close(stop)
+	<-stopped
+	if !record(readJobID(jobDir)) { // no task ran: refused by Slurm, or cancelled while pending
+		c.event(EventSubmit, fields)
+	}
+	return rep, nil
+}
+
+// jobIDPoll is how often a running srun's job directory is looked at for
+// the job's id.
+const jobIDPoll = 200 * time.Millisecond
+
+// pendingPoll is how long an srun runs before the queue is asked whether
+// its job waits there, and the first wait between two asks, which doubles
+// up to maxPendingPoll.
+const (
+	pendingPoll    = time.Second
+	maxPendingPoll = 15 * time.Second
+)
+
+// pendingJob is the id of the user's pending job whose working directory
+// is jobDir, or "".
+func (c *Chaperon) pendingJob(jobDir string) string {
+	rep := c.real("squeue", "--me", "--noheader", "--states=PENDING", "--format=%i|%Z")
+	if rep.Code != 0 {
+		return ""
+	}
+	for _, line := range strings.Split(string(rep.Stdout), "\n") {
+		if jid, wd, ok := strings.Cut(line, "|"); ok && wd == jobDir && isJobID(jid) {
+			return jid
 		}
 	}
-	c.event(EventSubmit, fields)
-	return rep, nil
+	return ""
+}
+
+// readJobID is the job id the wrapper wrote in jobDir, or "" when none
+// (yet) is there whole.
+func readJobID(jobDir string) string {
+	f, err := os.OpenFile(filepath.Join(jobDir, jobIDFile), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64))
+	if err != nil || !bytes.HasSuffix(data, []byte("\n")) {
+		return "" // not written whole yet
+	}
+	if id := strings.TrimSpace(string(data)); isJobID(id) {
+		return id
+	}
+	return ""
 }
 
 // derefReply is *r, or the zero Reply.

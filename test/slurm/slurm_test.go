@@ -346,6 +346,109 @@ echo "sacct:$(sacct -n -P -o JobID | wc -l)"`)
 	}
 }
 
+// TestSrunRunning: a running srun job is the session's at once: squeue
+// lists it and scontrol shows it while it runs, and scancel ends it.
+func TestSrunRunning(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun sleep 120 &
+pid=$!
+id=
+i=0
+while [ -z "$id" ] && [ $i -lt 150 ]; do id=$(squeue -h -o %i); i=$((i + 1)); sleep 0.2; done
+echo "squeue:$id"
+scontrol show job "$id" | grep -o 'JobState=[A-Z]*'
+scancel "$id"; echo "cancel:$?"
+wait $pid; echo "srun:$?"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`squeue:(\d+)\n`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("squeue does not list the running srun job:\n%s\n%s", r.stdout, r.stderr)
+	}
+	defer exec.Command("scancel", m[1]).Run()
+	for _, want := range []string{"JobState=RUNNING", "cancel:0"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the running srun job %s: output lacks %q", m[1], want)
+		}
+	}
+	if strings.Contains(r.stdout, "srun:0") {
+		t.Errorf("srun of the cancelled job %s exited 0", m[1])
+	}
+	// Gone from the queue (an ended job's id is invalid to squeue).
+	if q, _ := exec.Command("squeue", "-h", "-j", m[1], "-o", "%t").Output(); strings.TrimSpace(string(q)) == "R" {
+		t.Errorf("the cancelled srun job %s is still running", m[1])
+	}
+}
+
+// TestSrunPending: an srun job that waits in the queue (--begin later)
+// is the session's already: squeue lists it pending, and scancel ends it
+// and the srun.
+func TestSrunPending(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun --begin=now+600 true &
+pid=$!
+line=
+i=0
+while [ -z "$line" ] && [ $i -lt 150 ]; do line=$(squeue -h -o '%i %t'); i=$((i + 1)); sleep 0.2; done
+echo "squeue:$line"
+scancel "${line%% *}"; echo "cancel:$?"
+wait $pid; echo "srun:$?"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`squeue:(\d+) PD\n`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("squeue does not list the pending srun job:\n%s\n%s", r.stdout, r.stderr)
+	}
+	defer exec.Command("scancel", m[1]).Run()
+	if !strings.Contains(r.stdout, "cancel:0") || strings.Contains(r.stdout, "srun:0") {
+		t.Errorf("scancel of the pending srun job %s: want it cancelled and srun failed:\n%s", m[1], r.stdout)
+	}
+}
+
+// TestSrunShimKilled: killing srun inside (the shim) ends its job, as
+// killing the real srun does.
+func TestSrunShimKilled(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun sleep 120 &
+pid=$!
+id=
+i=0
+while [ -z "$id" ] && [ $i -lt 150 ]; do id=$(squeue -h -t R -o %i); i=$((i + 1)); sleep 0.2; done
+echo "running:$id"
+kill $pid; wait $pid
+i=0
+while [ -n "$(squeue -h -o %i)" ] && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.2; done
+echo "left:[$(squeue -h -o %i)]"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	m := regexp.MustCompile(`running:(\d+)\n`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("squeue does not list the running srun job:\n%s\n%s", r.stdout, r.stderr)
+	}
+	defer exec.Command("scancel", m[1]).Run()
+	if !strings.Contains(r.stdout, "left:[]\n") {
+		t.Errorf("the job %s of a killed srun is still in the queue:\n%s", m[1], r.stdout)
+	}
+}
+
+// TestSrunStreams: srun's output reaches the shim as the step writes it:
+// the first line is in the file srun's output goes to while the step
+// still runs.
+func TestSrunStreams(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(`srun sh -c 'echo first; i=0; while [ ! -e stop ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; echo second' > out.txt &
+pid=$!
+i=0
+while ! grep -q first out.txt && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+echo "while running:[$(cat out.txt)]"
+touch stop
+wait $pid; echo "srun:$?"
+echo "after:[$(cat out.txt)]"`)
+	t.Logf("%s\n%s", r.stdout, r.stderr)
+	for _, want := range []string{"while running:[first]\n", "srun:0\n", "after:[first\nsecond]\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("srun's output: lacks %q", want)
+		}
+	}
+}
+
 // TestOtherUsersJob: another user's job never appears and cannot be
 // cancelled, whatever the scope, while a job of the session's own does
 // appear. Submitting as another user takes root; the unprivileged pass
@@ -389,16 +492,23 @@ scontrol show job `+other+` 2>/dev/null; echo "show:$?"; scancel `+other+` 2>/de
 // first sbatch still waits.
 func TestWaitInScope(t *testing.T) {
 	e := newEnv(t)
-	r := e.run(`sbatch --wait -o /dev/null --wrap 'sleep 300' >/dev/null 2>&1 &
+	r := e.run(`sbatch --wait -o /dev/null --wrap 'sleep 300' >wait.txt 2>/dev/null &
+pid=$!
 i=0
 until id=$(squeue -h -o %i) && [ -n "$id" ]; do i=$((i + 1)); [ $i -gt 600 ] && break; done
 echo "seen:$id"
+i=0
+until [ -s wait.txt ] || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.1; done
+echo "printed:$(cat wait.txt)"
 scancel "$id"; echo "cancel:$?"
-wait $!`)
+wait $pid`)
 	t.Logf("%s\n%s", r.stdout, r.stderr)
 	m := regexp.MustCompile(`seen:(\d+)\n`).FindStringSubmatch(r.stdout)
 	if m == nil || !strings.Contains(r.stdout, "cancel:0") {
 		t.Fatalf("a waiting sbatch's job was not in scope, or not cancelled:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "printed:Submitted batch job "+m[1]+"\n") {
+		t.Errorf("sbatch --wait did not print its job's line while the job ran:\n%s", r.stdout)
 	}
 	if state := e.outside("squeue", "-h", "-t", "all", "-j", m[1], "-o", "%T"); state != "CANCELLED" {
 		t.Errorf("job %s is %q after scancel, not CANCELLED", m[1], state)
