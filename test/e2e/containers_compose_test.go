@@ -36,7 +36,7 @@ const composeImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/b
 // composeStack: web answers on 8080 and publishes it on the sandbox's
 // 127.0.0.1; client reaches it by its service name over the stack's own
 // network (the engine's DNS for it, aardvark-dns) and writes what it got
-// into a bind of the project directory.
+// into a bind of the project directory and a named volume.
 const composeStack = `version: "3"
 services:
   web:
@@ -46,23 +46,27 @@ services:
   client:
     image: img
     depends_on: [web]
-    volumes: ["./out:/out"]
-    command: ["sh", "-c", "for i in $$(seq 100); do l=$$(nc web 8080 </dev/null 2>/dev/null) && [ -n \"$$l\" ] && { echo \"client got $$l\" | tee /out/got; exit 0; }; usleep 100000; done; echo NOANSWER; exit 1"]
+    volumes: ["./out:/out", "data:/data"]
+    command: ["sh", "-c", "for i in $$(seq 100); do l=$$(nc web 8080 </dev/null 2>/dev/null) && [ -n \"$$l\" ] && { echo \"client got $$l\" | tee /out/got /data/got; exit 0; }; usleep 100000; done; echo NOANSWER; exit 1"]
+volumes:
+  data:
 `
 
 // composeScript drives the stack's life: up, ps, the client's exit status
-// and logs, exec, the published port from the sandbox, down, and what is
-// left after it. Each step prints one line the test compares.
+// and logs, exec, run with the named volume, the published port from the
+// sandbox, down, and what is left after it. Each step prints one line the
+// test compares.
 const composeScript = composeImage + `mkdir out
 docker-compose -p stk up -d >/dev/null 2>up.err; echo "up $?"
 docker-compose -p stk ps web | grep -q ' Up ' && echo "web Up"
 echo "client exit $(docker wait stk_client_1)"
 docker-compose -p stk logs --no-color client | grep -o 'client got .*' | head -n 1
 docker-compose -p stk exec -T web echo exec-works
+docker-compose -p stk run --rm -T client cat /data/got 2>/dev/null | sed 's/^/volume /'
 get() { for i in $(seq 100); do l=$(busybox nc 127.0.0.1 $1 </dev/null 2>/dev/null) && [ -n "$l" ] && { echo "$l"; return; }; busybox usleep 100000; done; echo "NOANSWER $1"; }
 echo "port $(get 18080)"
-docker-compose -p stk down >/dev/null 2>down.err; echo "down $?"
-echo "left $(docker ps -aq | wc -l) containers, $(docker network ls -q --filter name=stk_default | wc -l) networks"
+docker-compose -p stk down -v >/dev/null 2>down.err; echo "down $?"
+echo "left $(docker ps -aq | wc -l) containers, $(docker network ls -q --filter name=stk_default | wc -l) networks, $(docker volume ls -q | wc -l) volumes"
 `
 
 // TestContainersCompose: a compose stack starts, its services reach each
@@ -79,9 +83,10 @@ func TestContainersCompose(t *testing.T) {
 		"client exit 0",
 		"client got hello-from-web",
 		"exec-works",
+		"volume client got hello-from-web",
 		"port hello-from-web",
 		"down 0",
-		"left 0 containers, 0 networks",
+		"left 0 containers, 0 networks, 0 volumes",
 	}, "\n")
 	if got := strings.TrimSpace(res.stdout); res.code != 0 || got != want {
 		up, _ := os.ReadFile(filepath.Join(e.workdir, "up.err"))
