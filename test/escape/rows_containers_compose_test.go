@@ -43,6 +43,11 @@ var composeRows = []row{
 		"    command: [sh, -c, \"wget -q -O /dev/null http://198.51.100.10/ 2>&1 | grep -q ' 403 ' && echo DENIED || echo LEAKED\"]\n", composeRun, "DENIED"),
 	composeRow("compose_network_dns",
 		"    command: [sh, -c, \"nslookup example.com 2>&1 | grep -q 'can.t find' && echo DENIED || echo LEAKED\"]\n", composeRun, "DENIED"),
+	// A name server the compose file names, the test network's, which
+	// knows allowed.test: its packets leave through slirp4netns too, where
+	// nothing but the pods' stub is reached.
+	composeRow("compose_dns_server_named",
+		"    dns: [198.51.100.53]\n    command: [sh, -c, \"nslookup allowed.test 2>&1 | grep -q '198.51.100.10' && echo LEAKED || echo DENIED\"]\n", composeRun, "DENIED"),
 }
 
 // The container rows are one family: compose's run with them.
