@@ -20,6 +20,11 @@ var composeRows = []row{
 	composeRow("compose_seccomp_unconfined", "    security_opt: [\"seccomp:unconfined\"]\n", composeRefused, "stockade refused the container (check seccomp)"),
 	composeRow("compose_device", "    devices: [\"/dev/null:/dev/sda\"]\n", composeRefused, "stockade refused the container (check mounts)"),
 	composeRow("compose_network_mode_host", "    network_mode: host\n", composeRefused, "stockade refused the container (check namespaces)"),
+	// The engine's network namespace, the sandbox's, by path: the engine,
+	// root of a user namespace below the sandbox's, holds no capability
+	// over it, so the runtime's setns fails in the kernel.
+	composeRow("compose_network_mode_ns_path", "    network_mode: \"ns:/proc/self/ns/net\"\n",
+		composeUp+` 2>&1 | grep -q 'cannot setns .*Operation not permitted' && echo REFUSED`, "REFUSED"),
 	composeRow("compose_pid_host", "    pid: host\n", composeUp+` 2>&1 | grep -q 'private PID namespace' && echo REFUSED`, "REFUSED"),
 	// A named volume whose driver options bind the engine's storage,
 	// made by compose through the Docker API (containers_volume_driver_opts
