@@ -19,6 +19,7 @@ declare -A need=(
 	# docker client, and the static busybox the tests make images from
 	[podman]=podman [crun]=crun [newuidmap]=uidmap [slirp4netns]=slirp4netns
 	[docker]=docker.io [busybox]=busybox-static
+	[docker-compose]=docker-compose # compose 1.29 (Debian 12 has no compose v2 plugin)
 	# run --ssh: a real agent, keys and signatures on both sides
 	[ssh-agent]=openssh-client [ssh-add]=openssh-client [ssh-keygen]=openssh-client [sshd]=openssh-server
 	[gh]=gh # run --gh: the GitHub CLI through the auth proxy

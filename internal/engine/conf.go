@@ -63,7 +63,17 @@ const containerPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
 // pods' proxies and DNS stub listen, and nothing else: every variable that
 // points a client at a proxy points at them (http_proxy = false: the
 // engine's own variables, which name the registry proxy, are not copied
-// in), and the name server is the pods' stub. IPv6 is off: slirp4netns's
+// in), and every name server leads to the pods' stub. The engine picks
+// a container's name servers as podman does, with none given here: on a
+// network with DNS (one a compose file or `docker network create` makes)
+// the network's aardvark-dns first, which answers the names of its
+// containers (compose's service names) and forwards the rest, which
+// reaches the pods' stub; on slirp4netns, slirp4netns's 10.0.2.3, which
+// forwards to the engine's resolv.conf (resolvConfText: the pods' stub);
+// then that resolv.conf's name server itself. A name server a client names (--dns, dns_servers
+// here, which would hide the network's) is no way out: a container's
+// packets leave through slirp4netns into the sandbox's network namespace,
+// where only the pods' listeners are. IPv6 is off: slirp4netns's
 // IPv6 gateway would be one more address to keep closed, and there is no
 // IPv6 way out of the sandbox anyway.
 func containersConf() string {
@@ -72,7 +82,6 @@ func containersConf() string {
 [containers]
 cgroups = "disabled"
 netns = "slirp4netns"
-dns_servers = [%q]
 env = [%s]
 http_proxy = false
 log_driver = "k8s-file"
@@ -88,7 +97,7 @@ network_cmd_options = ["allow_host_loopback=false", "enable_ipv6=false"]
 
 [engine.runtimes]
 crun = [%q]
-`, sandboxnet.PodHost, quoteList(env), quoteList(ocihook.DefaultCaps), hooksDir, slirpWrapper, runtimePath)
+`, quoteList(env), quoteList(ocihook.DefaultCaps), hooksDir, slirpWrapper, runtimePath)
 }
 
 // slirpScript is slirpWrapper: slirp4netns with --disable-host-loopback

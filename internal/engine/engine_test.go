@@ -97,7 +97,6 @@ func TestConfs(t *testing.T) {
 		"netns":       {containersConf(), `netns = "slirp4netns"`},
 		"wrapper":     {containersConf(), `network_cmd_path = "` + slirpWrapper + `"`},
 		"no loopback": {containersConf(), `"allow_host_loopback=false"`},
-		"dns":         {containersConf(), `dns_servers = ["169.254.1.1"]`},
 		"proxy env":   {containersConf(), `"HTTPS_PROXY=http://169.254.1.1:3128"`},
 		"no copy":     {containersConf(), `http_proxy = false`},
 		"client copy": {clientConf(), `http_proxy = false`},
@@ -110,6 +109,15 @@ func TestConfs(t *testing.T) {
 		if !strings.Contains(c.conf, c.want) {
 			t.Errorf("%s lacks %s:\n%s", name, c.want, c.conf)
 		}
+	}
+}
+
+// TestConfsNoNameServers: the engine's configuration names no name
+// server for the containers, which would take the place of a network's
+// own (aardvark-dns, which alone knows compose's service names).
+func TestConfsNoNameServers(t *testing.T) {
+	if c := containersConf(); strings.Contains(c, "dns_servers") || strings.Contains(c, "dns_options") {
+		t.Errorf("containers.conf names name servers:\n%s", c)
 	}
 }
 
