@@ -235,6 +235,11 @@ func (c *Chaperon) sinfo(req Request) (Reply, error) {
 	}
 	var args []string
 	for _, o := range p.opts {
+		if o.flag.Long == "nodes" {
+			if err := nodeNames(o); err != nil {
+				return Reply{}, err
+			}
+		}
 		args = append(args, o.line())
 	}
 	return c.real("sinfo", args...), nil

@@ -128,6 +128,12 @@ func TestRefused(t *testing.T) {
 		{Request{Command: "sacctmgr", Args: []string{"-i", "delete", "user", "x"}, Cwd: w}, "not on stockade's allowlist"},
 		{Request{Command: "sacct", Args: []string{"-u", "root"}, Cwd: w}, "other users' jobs"},
 		{Request{Command: "sinfo", Args: []string{"--iterate=1"}, Cwd: w}, "repeats until interrupted"},
+		// A node list with a / is a file Slurm reads on the host.
+		{Request{Command: "srun", Args: []string{"-w", "/dev/zero", "true"}, Cwd: w}, "--nodelist /dev/zero names a file"},
+		{Request{Command: "srun", Args: []string{"--exclude=./nodes", "true"}, Cwd: w}, "--exclude ./nodes names a file"},
+		{Request{Command: "sbatch", Args: []string{"--nodelist=" + w + "/../../.ssh/id_rsa", "--wrap=true"}, Cwd: w}, "names a file"},
+		{Request{Command: "sbatch", Cwd: w, Script: []byte("#!/bin/sh\n#SBATCH -x /etc/passwd\n")}, "names a file"},
+		{Request{Command: "sinfo", Args: []string{"-n", "/etc/passwd"}, Cwd: w}, "names a file"},
 	}
 	for _, tc := range cases {
 		*events = nil

@@ -87,6 +87,11 @@ func (c *Chaperon) check(opts []opt, cwd string) (submission, error) {
 					return s, err
 				}
 				s.pass = append(s.pass, o.line())
+			case "nodelist", "exclude":
+				if err := nodeNames(o); err != nil {
+					return s, err
+				}
+				s.pass = append(s.pass, o.line())
 			case "open-mode":
 				if o.value != "append" && o.value != "truncate" {
 					return s, refuse("--open-mode %q: write append or truncate", o.value)
@@ -98,6 +103,17 @@ func (c *Chaperon) check(opts []opt, cwd string) (submission, error) {
 		}
 	}
 	return s, nil
+}
+
+// nodeNames refuses a node list that names a file: srun and sbatch read
+// a --nodelist or --exclude holding a / as a file of node names, on the
+// host, as the user, outside the sandbox (a file of the user's, or one
+// that never ends, such as /dev/zero).
+func nodeNames(o opt) error {
+	if strings.Contains(o.value, "/") {
+		return refuse("--%s %s names a file, which Slurm would read outside the sandbox; name the nodes (n[1-4],n7)", o.flag.Long, o.value)
+	}
+	return nil
 }
 
 // projectPath checks an output, error or input path: in the project (or

@@ -77,6 +77,10 @@ var slurmRows = []row{
 	// refused one glued to its value, or behind another, is refused too.
 	{name: "slurm_sinfo_other_cluster", flags: []string{"--slurm"}, args: sh(slurmRefused(`sinfo -Mother`)), want: "DENIED refused"},
 	{name: "slurm_sinfo_iterate_bundled", flags: []string{"--slurm"}, args: sh(slurmRefused(`sinfo -hi5`)), want: "DENIED refused"},
+	// srun and sbatch read a node list with a / as a file, on the host:
+	// a user's file, or /dev/zero, which never ends.
+	{name: "slurm_nodelist_file", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun -w /dev/zero true`)), want: "DENIED refused"},
+	{name: "slurm_exclude_file", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch -x {home}/.ssh/id_rsa --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(slurmRefused(`salloc`)), want: "DENIED refused"},
 	// Inside a job (the job's wrapper runs `stockade run --slurm
 	// --slurm-step` with slurmd's SLURM_JOB_ID), srun starts steps of this
