@@ -68,14 +68,30 @@ func (f slurmFlags) checkState(p policy.Policy, home, sandboxHome string) error 
 	}
 	state := slurmState(home)
 	canon := existingCanon(state)
+	var writable []string
 	for _, d := range append(append([]string{p.Workdir}, p.RW...), sandboxHome) {
 		if d == "" {
 			continue
 		}
 		c := existingCanon(d)
+		writable = append(writable, c)
 		if canonWithin(canon, c) || canonWithin(c, canon) {
 			return usageError{fmt.Errorf("--slurm: the chaperon's directory %s, where the jobs' wrappers are written, overlaps %s, which the sandbox can write; set XDG_STATE_HOME to a directory outside the project and every --rw tree", state, d)}
 		}
+	}
+	// Every job starts this binary on the compute node, outside any
+	// sandbox: a binary its owner can rewrite could be rewritten by any
+	// session whose tree holds it (a project that builds stockade, a --rw
+	// ~/go) before a queued job starts.
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return fmt.Errorf("--slurm: finding the stockade binary the jobs run: %w", err)
+	}
+	if err := slurm.Trusted(exe, writable); err != nil {
+		return usageError{fmt.Errorf("--slurm: every job runs the stockade binary %s on the compute node outside any sandbox, and it could be rewritten there (%v); install it where only root can write, on a path the nodes share (as root: install -m 0755 %s /usr/local/bin/)", exe, err, exe)}
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func New(cfg Config, event func(string, map[string]any)) (*Chaperon, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Chaperon{cfg: cfg, event: event, ctx: ctx, cancel: cancel, cap: accept.NewCap(maxConns, nil)}
-	c.trusted = func(p string) error { return trusted(p, cfg.Writable) }
+	c.trusted = func(p string) error { return Trusted(p, cfg.Writable) }
 	return c, nil
 }
 
@@ -401,11 +401,14 @@ func (c *Chaperon) lookPath(name string) (string, error) {
 	return "", fmt.Errorf("%s is not on the PATH %s", name, path)
 }
 
-// trusted checks that a real command at the canonical path p is safe to
-// run outside the sandbox: the file and every directory above it are
-// root's and writable by no one else, and none of them is a tree the
-// sandbox can write (Config.Writable; as root, the project is root's).
-func trusted(p string, writable []string) error {
+// Trusted checks that a program at the canonical path p is safe to run
+// outside the sandbox, where a sandbox could not have planted or
+// rewritten it: the file and every directory above it are root's and
+// writable by no one else (a sticky directory such as /tmp may be: none
+// but root can rename or remove the root's entry in it), and none of them
+// is a tree the sandbox can write (writable; as root, the project is
+// root's).
+func Trusted(p string, writable []string) error {
 	for _, w := range writable {
 		if w = filepath.Clean(w); p == w || strings.HasPrefix(p, strings.TrimSuffix(w, "/")+"/") {
 			return fmt.Errorf("in %s, which the sandbox can write", w)
@@ -419,7 +422,8 @@ func trusted(p string, writable []string) error {
 		if st.Uid != 0 {
 			return fmt.Errorf("%s is not root's", q)
 		}
-		if st.Mode&0o022 != 0 {
+		sticky := q != p && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&unix.S_ISVTX != 0
+		if st.Mode&0o022 != 0 && !sticky {
 			return fmt.Errorf("%s is writable by others than root", q)
 		}
 		if q == "/" {

@@ -128,6 +128,10 @@ func TestRefused(t *testing.T) {
 		{Request{Command: "sacctmgr", Args: []string{"-i", "delete", "user", "x"}, Cwd: w}, "not on stockade's allowlist"},
 		{Request{Command: "sacct", Args: []string{"-u", "root"}, Cwd: w}, "other users' jobs"},
 		{Request{Command: "sinfo", Args: []string{"--iterate=1"}, Cwd: w}, "repeats until interrupted"},
+		// srun splits its command line at a bare ":" into components
+		// of a heterogeneous job, each with a command of its own.
+		{Request{Command: "srun", Args: []string{"-n1", "true", ":", "-n1", "/bin/sh", "-c", "id"}, Cwd: w}, "heterogeneous job"},
+		{Request{Command: "srun", Args: []string{":", "true"}, Cwd: w}, "heterogeneous job"},
 		// A node list with a / is a file Slurm reads on the host.
 		{Request{Command: "srun", Args: []string{"-w", "/dev/zero", "true"}, Cwd: w}, "--nodelist /dev/zero names a file"},
 		{Request{Command: "srun", Args: []string{"--exclude=./nodes", "true"}, Cwd: w}, "--exclude ./nodes names a file"},
@@ -247,21 +251,36 @@ func TestTrustedCommands(t *testing.T) {
 	if err != nil {
 		t.Skip("no /bin/sh")
 	}
-	if err := trusted(sh, nil); err != nil && os.Getuid() == 0 {
+	if err := Trusted(sh, nil); err != nil && os.Getuid() == 0 {
 		t.Errorf("%s is not trusted: %v", sh, err)
 	}
-	if err := trusted(sh, []string{filepath.Dir(sh)}); err == nil {
+	if err := Trusted(sh, []string{filepath.Dir(sh)}); err == nil {
 		t.Errorf("%s is trusted inside a tree the sandbox writes", sh)
 	}
-	dir := t.TempDir() // in /tmp, which anyone can write
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777) // anyone can write it
 	p := filepath.Join(dir, "sinfo")
 	os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755)
-	if err := trusted(p, nil); err == nil {
+	if err := Trusted(p, nil); err == nil {
 		t.Errorf("%s is trusted", p)
+	}
+	// A root's directory in sticky /tmp is root's to change alone.
+	if os.Getuid() == 0 {
+		own := t.TempDir()
+		os.Chmod(own, 0o755)
+		q := filepath.Join(own, "stockade")
+		os.WriteFile(q, []byte("#!/bin/sh\n"), 0o755)
+		if err := Trusted(q, nil); err != nil && strings.HasPrefix(own, "/tmp/") {
+			t.Errorf("%s in a root's directory in /tmp is not trusted: %v", q, err)
+		}
+		os.Chmod(q, 0o775)
+		if err := Trusted(q, nil); err == nil {
+			t.Errorf("%s, writable by its group, is trusted", q)
+		}
 	}
 	// lookPath passes it over, and says so, rather than running it.
 	c, _ := newChaperon(t, Admin{})
-	c.trusted = func(p string) error { return trusted(p, nil) }
+	c.trusted = func(p string) error { return Trusted(p, nil) }
 	c.cfg.Env = []string{"PATH=" + dir}
 	if got, err := c.lookPath("sinfo"); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("lookPath found %q (%v), want it passed over", got, err)

@@ -33,6 +33,7 @@ func TestStepRefused(t *testing.T) {
 		{Request{Command: "srun", Args: []string{"--task-prolog=/x", "true"}, Cwd: w}, "outside the sandbox"},
 		{Request{Command: "srun", Args: []string{"--multi-prog", "x.conf"}, Cwd: w}, "programs named in a file"},
 		{Request{Command: "srun", Args: []string{"-Z", "true"}, Cwd: w}, "without an allocation"},
+		{Request{Command: "srun", Args: []string{"true", ":", "/bin/sh", "-c", "id"}, Cwd: w}, "heterogeneous job"},
 		{Request{Command: "srun", Args: []string{"-o", "/tmp/x", "true"}, Cwd: w}, "is outside the project"},
 		{Request{Command: "srun", Args: []string{"--export=PATH=/x", "true"}, Cwd: w}, "not a variable the administrator allows"},
 		{Request{Command: "srun", Args: []string{"true"}, Cwd: "/tmp"}, "outside the project"},

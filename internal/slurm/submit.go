@@ -341,6 +341,13 @@ func (c *Chaperon) prepareSrun(req Request, table []Flag) (srunRun, *Reply, erro
 	if len(p.rest) == 0 {
 		return srunRun{}, &Reply{Code: 1, Stderr: []byte("srun: fatal: No command given to execute.\n")}, nil
 	}
+	// The real srun splits its whole command line at every bare ":", the
+	// command's arguments included, into the components of a
+	// heterogeneous job, each with options and a program of its own: what
+	// followed a ":" would run with no stockade run in front of it.
+	if slices.Contains(p.rest, hetSeparator) {
+		return srunRun{}, nil, refuse("a bare %q starts another component of a heterogeneous job, whose command would run outside the sandbox; quote it inside sh -c if the command needs it", hetSeparator)
+	}
 	s, err := c.check(p.opts, req.Cwd)
 	if err != nil {
 		return srunRun{}, nil, err
@@ -354,8 +361,16 @@ func (c *Chaperon) prepareSrun(req Request, table []Flag) (srunRun, *Reply, erro
 	// before the step starts.
 	args := append(slices.Clone(s.pass), "--chdir="+jobDir)
 	args = append(args, c.wrapArgs(jobDir, s, "", filepath.Join(jobDir, jobIDFile))...)
+	if slices.Contains(args, hetSeparator) { // a value of the session's policy
+		os.RemoveAll(jobDir)
+		return srunRun{}, nil, refuse("the session's policy holds a bare %q (a --mask, --ro or --env value?), which srun would take for another component of a heterogeneous job", hetSeparator)
+	}
 	return srunRun{args: append(args, p.rest...), s: s, jobDir: jobDir}, nil, nil
 }
+
+// hetSeparator is what separates the components of a heterogeneous job
+// on srun's command line.
+const hetSeparator = ":"
 
 func (c *Chaperon) srun(req Request, sh *shim) (Reply, error) {
 	r, early, err := c.prepareSrun(req, c.cfg.table(srunFlags()))

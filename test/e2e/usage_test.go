@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,6 +106,58 @@ func TestAgentNoTerminal(t *testing.T) {
 			r = e.run("", []string{vars[0]}, headless(name, "hi")...)
 			if r.code == 2 || !strings.Contains(r.stderr, "no API key for "+name) {
 				t.Errorf("%s: exit %d; want it past the terminal check, to the missing key:\n%s", strings.Join(headless(name, "hi"), " "), r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// TestSlurmBinaryRewritable: every Slurm job starts the stockade binary on
+// the compute node outside any sandbox, so --slurm refuses a binary that
+// a sandbox could rewrite before a queued job starts: one in the project
+// (or another tree the sandbox writes), or one writable by others than
+// root. Exit 2, one line with the fix, nothing set up.
+func TestSlurmBinaryRewritable(t *testing.T) {
+	e := newEnv(t)
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(filepath.Dir(e.home), "bin")
+	for _, c := range []struct {
+		name, path string
+		mode       os.FileMode
+		want       string
+	}{
+		{"in the project", filepath.Join(e.workdir, "bin", "stockade"), 0o755, "which the sandbox can write"},
+		{"group-writable", filepath.Join(other, "stockade"), 0o775, "is writable by others than root"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if os.Getuid() != 0 && c.mode != 0o755 {
+				c.want = "is not root's" // a user's copy is the user's: said first
+			}
+			os.MkdirAll(filepath.Dir(c.path), 0o755)
+			if err := os.WriteFile(c.path, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(c.path, c.mode)
+			defer os.RemoveAll(filepath.Dir(c.path))
+			before := snapshot(t, e.home)
+			cmd := exec.Command(c.path, "run", "--slurm", "--", "true")
+			cmd.Dir, cmd.Env = e.workdir, e.vars
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != 2 || len(stderrLines(stderr.String())) != 1 || !strings.Contains(stderr.String(), "could be rewritten there") ||
+				!strings.Contains(stderr.String(), c.want) || !strings.Contains(stderr.String(), "install -m 0755") {
+				t.Errorf("exit %d; want 2 and one line naming %q and the fix:\n%s", code, c.want, stderr.String())
+			}
+			// The project's bin/ is the test's own; the rest is as it was.
+			if after := snapshot(t, e.home); after != before {
+				t.Errorf("the refusal left something behind:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
 	}

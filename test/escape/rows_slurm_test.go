@@ -81,6 +81,11 @@ var slurmRows = []row{
 	// a user's file, or /dev/zero, which never ends.
 	{name: "slurm_nodelist_file", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun -w /dev/zero true`)), want: "DENIED refused"},
 	{name: "slurm_exclude_file", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch -x {home}/.ssh/id_rsa --wrap true`)), want: "DENIED refused"},
+	// srun splits its command line at a bare ":" into components of a
+	// heterogeneous job: the second one's command would run with no
+	// stockade run in front of it.
+	{name: "slurm_srun_het_component", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun -n1 true : -n1 /bin/sh -c id`)), want: "DENIED refused"},
+	{name: "slurm_step_het_component", flags: slurmStep, env: []string{"SLURM_JOB_ID=1"}, args: sh(slurmRefused(`srun true : /bin/sh -c id`)), want: "DENIED refused"},
 	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(slurmRefused(`salloc`)), want: "DENIED refused"},
 	// Inside a job (the job's wrapper runs `stockade run --slurm
 	// --slurm-step` with slurmd's SLURM_JOB_ID), srun starts steps of this
