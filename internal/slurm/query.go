@@ -145,6 +145,9 @@ func (c *Chaperon) scontrol(req Request) (Reply, error) {
 			if len(p.rest) > 3 {
 				return Reply{}, refuse("scontrol show %s takes one name", ent)
 			}
+			if err := noOptions("scontrol", p.rest[1:]); err != nil {
+				return Reply{}, err
+			}
 			return c.real("scontrol", append(append(args, "show"), p.rest[1:]...)...), nil
 		case "job", "jobs":
 			return c.showJobs(args, p.rest[2:])
@@ -245,6 +248,18 @@ func (c *Chaperon) sinfo(req Request) (Reply, error) {
 	return c.real("sinfo", args...), nil
 }
 
+// noOptions refuses an option among the words after a subcommand: the
+// real scontrol and sacctmgr reorder their arguments, so an option
+// written there (--clusters, -u) is read as one, past the table.
+func noOptions(cmd string, words []string) error {
+	for _, w := range words {
+		if strings.HasPrefix(w, "-") {
+			return refuse("%s reads %s as an option wherever it stands; put options before the subcommand, where they are checked", cmd, w)
+		}
+	}
+	return nil
+}
+
 // sacctmgr shows the cluster's own settings and refuses the rest: user
 // and account enumeration, and every change.
 func (c *Chaperon) sacctmgr(req Request) (Reply, error) {
@@ -270,6 +285,9 @@ func (c *Chaperon) sacctmgr(req Request) (Reply, error) {
 	}
 	switch ent {
 	case "qos", "tres", "cluster", "clusters":
+		if err := noOptions("sacctmgr", rest[1:]); err != nil {
+			return Reply{}, err
+		}
 		return c.real("sacctmgr", append(append(args, verb), rest[1:]...)...), nil
 	case "user", "users", "account", "accounts", "assoc", "associations", "association":
 		return Reply{}, refuse("sacctmgr %s %s enumerates the cluster's users and accounts", verb, rest[1])

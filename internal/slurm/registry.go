@@ -7,7 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"regexp"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -78,10 +79,14 @@ func (c *Chaperon) scoped() []string {
 // inScope reports whether a job id (12, 12_3, 12+0, 12_[1-3]) names a
 // job in scope.
 func (c *Chaperon) inScope(id string, scoped []string) bool {
-	base := id
-	if i := strings.IndexAny(base, "_+."); i >= 0 {
-		base = base[:i]
+	// Only a job id of Slurm's own forms: the real commands split a job
+	// list at spaces too, so "42+0 43" would have passed as job 42 and
+	// reached 43 as well.
+	m := jobIDForm().FindStringSubmatch(id)
+	if m == nil {
+		return false
 	}
+	base := m[1]
 	for _, s := range scoped {
 		if s == base {
 			return true
@@ -89,3 +94,10 @@ func (c *Chaperon) inScope(id string, scoped []string) bool {
 	}
 	return false
 }
+
+// jobIDForm is a job id as Slurm writes one: the job, an array task or
+// tasks, a heterogeneous component, a step; nothing else. (Compiled at
+// first use, not at every start.)
+var jobIDForm = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]+)(_([0-9]+|\*|\[[0-9,%-]+\]))?(\+[0-9]+)?(\.([0-9]+|batch|extern|interactive))?$`)
+})

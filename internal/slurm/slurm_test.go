@@ -128,6 +128,9 @@ func TestRefused(t *testing.T) {
 		{Request{Command: "sacctmgr", Args: []string{"-i", "delete", "user", "x"}, Cwd: w}, "not on stockade's allowlist"},
 		{Request{Command: "sacct", Args: []string{"-u", "root"}, Cwd: w}, "other users' jobs"},
 		{Request{Command: "sinfo", Args: []string{"--iterate=1"}, Cwd: w}, "repeats until interrupted"},
+		// scontrol and sacctmgr read an option after the subcommand too.
+		{Request{Command: "scontrol", Args: []string{"show", "node", "--clusters=other"}, Cwd: w}, "as an option wherever it stands"},
+		{Request{Command: "sacctmgr", Args: []string{"show", "qos", "-M", "other"}, Cwd: w}, "as an option wherever it stands"},
 		// srun splits its command line at a bare ":" into components
 		// of a heterogeneous job, each with a command of its own.
 		{Request{Command: "srun", Args: []string{"-n1", "true", ":", "-n1", "/bin/sh", "-c", "id"}, Cwd: w}, "heterogeneous job"},
@@ -422,5 +425,32 @@ func TestNetworkAtSubmission(t *testing.T) {
 	rules.Reset(allow)
 	if w := wrapper(); strings.Contains(w, "now.example") {
 		t.Errorf("a rule removed at runtime is still the job's:\n%s", w)
+	}
+}
+
+// TestInScopeForms: a job id is in scope only in one of Slurm's own
+// forms: the real commands split a job list at spaces as well as commas,
+// so "42+0 43" must not pass as job 42 (it held and requeued job 43).
+func TestInScopeForms(t *testing.T) {
+	c, _ := newChaperon(t, Admin{})
+	scoped := []string{"42"}
+	for _, id := range []string{"42", "42_3", "42_*", "42_[1-3,5%2]", "42+0", "42.batch", "42.extern", "42_3.0", "42+1.7"} {
+		if !c.inScope(id, scoped) {
+			t.Errorf("%q is not in scope", id)
+		}
+	}
+	for _, id := range []string{"", "43", "42+0 43", "42 43", "42\t43", "42\n43", "42,43", "42_3 43", "42.batch 43", "-42", "42=x", "42+", "42_", "42.", "0x2a", "42_[1-3] 43", "４２"} {
+		if c.inScope(id, scoped) {
+			t.Errorf("%q is in scope", id)
+		}
+	}
+	// Through scontrol, as the agent would write it, with 42 the
+	// session's own.
+	if err := c.register("42"); err != nil {
+		t.Fatal(err)
+	}
+	rep := c.Answer(Request{Command: "scontrol", Args: []string{"hold", "42+0 43"}, Cwd: c.cfg.Workdir})
+	if rep.Code == 0 || !strings.Contains(string(rep.Stderr), "refused by stockade") {
+		t.Errorf("scontrol hold \"42+0 43\": exit %d %s", rep.Code, rep.Stderr)
 	}
 }
