@@ -86,6 +86,12 @@ var slurmRows = []row{
 	// stockade run in front of it.
 	{name: "slurm_srun_het_component", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun -n1 true : -n1 /bin/sh -c id`)), want: "DENIED refused"},
 	{name: "slurm_step_het_component", flags: slurmStep, env: []string{"SLURM_JOB_ID=1"}, args: sh(slurmRefused(`srun true : /bin/sh -c id`)), want: "DENIED refused"},
+	// A job list that the real scontrol splits at a space: the session's
+	// own job first, then one outside the scope (job 1 here: whether it
+	// exists or not, the chaperon must not pass the list on).
+	{name: "slurm_scope_job_list_space", flags: []string{"--slurm"}, timeout: 60 * time.Second,
+		args: sh(`a=$(sbatch --parsable -H -p debug -t 1 --wrap true 2>&1) || { echo "OK sbatch failed: $a"; exit; }; ` + slurmRefused(`scontrol release "$a+0 1"`) + `; scancel "$a" >/dev/null 2>&1`),
+		want: "DENIED refused"},
 	{name: "slurm_salloc", flags: []string{"--slurm"}, args: sh(slurmRefused(`salloc`)), want: "DENIED refused"},
 	// Inside a job (the job's wrapper runs `stockade run --slurm
 	// --slurm-step` with slurmd's SLURM_JOB_ID), srun starts steps of this
