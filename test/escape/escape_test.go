@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
@@ -74,9 +75,14 @@ func allRows() []row {
 
 var (
 	stockadeBin string // copies in a 0755 directory that every test user can read
-	probeBin    string
-	binDir      string
-	mustWork    = testenv.MustWork()
+	// slurmBin is the stockade the --slurm rows run: STOCKADE_BIN itself
+	// where it is root's and only root's to change (slurm.Trusted), as
+	// --slurm requires of the binary every job starts on a node; the copy
+	// otherwise, which in a pass as the user is the user's, and refused.
+	slurmBin string
+	probeBin string
+	binDir   string
+	mustWork = testenv.MustWork()
 
 	// parallel bounds the sandboxes running at once (2-core CI machines).
 	parallel = make(chan struct{}, 4)
@@ -107,6 +113,10 @@ func testMain(m *testing.M) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "escape:", err)
 		return 1
+	}
+	slurmBin = stockadeBin
+	if src, err := filepath.EvalSymlinks(os.Getenv("STOCKADE_BIN")); err == nil && filepath.IsAbs(src) && slurm.Trusted(src, nil) == nil {
+		slurmBin = src
 	}
 	code := m.Run()
 	summary()
@@ -288,7 +298,11 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 	defer cancel()
 	argv := []string{"run", "--log-level=error", "--workdir", fx.work, "--ro", binDir}
 	argv = append(append(append(argv, fx.expand(flags)...), "--"), fx.expand(args)...)
-	cmd := exec.CommandContext(ctx, stockadeBin, argv...)
+	exe := stockadeBin
+	if slices.Contains(flags, "--slurm") {
+		exe = slurmBin
+	}
+	cmd := exec.CommandContext(ctx, exe, argv...)
 	cmd.Dir = fx.work
 	cmd.Env = append(fx.env(), fx.expand(env)...)
 	secret, err := os.Open(filepath.Join(fx.home, ".ssh", "id_rsa"))
