@@ -42,21 +42,41 @@ func cleanCgroups() {
 }
 
 // removeTree removes the cgroup dir and those below it, deepest first,
-// waiting a little for tasks that are still leaving.
+// waiting for tasks that are still leaving: the engine's processes die
+// with the sandbox's PID namespace, but a cgroup is busy until the last of
+// them is released, which on a loaded machine took more than the 100 ms
+// this once waited (an engine cgroup left after the run). A cgroup that
+// still lists a process is another engine's, and is left at once.
 func removeTree(dir string) {
+	removeTreeBy(dir, time.Now().Add(removeWait))
+}
+
+// removeWait bounds how long removeTree waits for a cgroup to empty.
+const removeWait = 5 * time.Second
+
+func removeTreeBy(dir string, deadline time.Time) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() {
-			removeTree(filepath.Join(dir, e.Name()))
+			removeTreeBy(filepath.Join(dir, e.Name()), deadline)
 		}
 	}
-	for try := 0; ; try++ {
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := unix.Rmdir(dir)
-		if err == nil || !errors.Is(err, unix.EBUSY) || try == 50 {
-			return
+		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) || holdsProcesses(dir) {
+			return // a process in it: an engine of another sandbox, which keeps its own
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(pause)
 	}
+}
+
+// holdsProcesses reports whether the cgroup dir lists a process. An
+// engine's processes have all exited once its sandbox's init is reaped
+// (the PID namespace ends with it); its cgroup may stay busy a little
+// longer while the kernel releases them.
+func holdsProcesses(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	return err == nil && len(strings.TrimSpace(string(b))) > 0
 }
 
 // unifiedCgroup is the directory of this process's cgroup in the unified
