@@ -79,6 +79,16 @@ func (f slurmFlags) checkState(p policy.Policy, home, sandboxHome string) error 
 			return usageError{fmt.Errorf("--slurm: the chaperon's directory %s, where the jobs' wrappers are written, overlaps %s, which the sandbox can write; set XDG_STATE_HOME to a directory outside the project and every --rw tree", state, d)}
 		}
 	}
+	// A link among the chaperon's own directories leads it to a directory
+	// that an earlier sandbox chose, which the overlap check above cannot
+	// see is another session's tree.
+	for _, rel := range []string{"stockade", "stockade/slurm", "stockade/slurm/jobs"} {
+		at := filepath.Join(stateHome(home), rel)
+		if fi, err := os.Lstat(at); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			to, _ := os.Readlink(at)
+			return usageError{fmt.Errorf("--slurm: %s is a symbolic link (to %s), where the chaperon keeps the jobs' registry and directories; remove the link (rm %s)", at, to, at)}
+		}
+	}
 	// Every job starts this binary on the compute node, outside any
 	// sandbox: a binary its owner can rewrite could be rewritten by any
 	// session whose tree holds it (a project that builds stockade, a --rw

@@ -70,6 +70,18 @@ func TestSlurmStateCheck(t *testing.T) {
 		{true, "", []string{filepath.Join(state, "stockade", "slurm", "jobs")}, "overlaps " + filepath.Join(state, "stockade", "slurm", "jobs") + ","},
 		{true, filepath.Join(sandboxHome, ".state"), nil, "overlaps " + sandboxHome + ","},
 	}
+	// A link among the chaperon's directories, planted by an earlier
+	// sandbox that could write the state directory, is refused, naming it.
+	t.Setenv("XDG_STATE_HOME", "")
+	os.MkdirAll(filepath.Join(state, "stockade"), 0o700)
+	if err := os.Symlink(filepath.Join(root, "proj2"), filepath.Join(state, "stockade", "slurm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := (slurmFlags{Slurm: true}).checkState(policy.Policy{Workdir: work}, home, sandboxHome); err == nil ||
+		!strings.Contains(err.Error(), "is a symbolic link") || !strings.Contains(err.Error(), filepath.Join(state, "stockade", "slurm")) || !errors.As(err, new(usageError)) {
+		t.Errorf("a linked chaperon's directory: %v, want a usage error naming the link", err)
+	}
+	os.Remove(filepath.Join(state, "stockade", "slurm"))
 	for _, c := range cases {
 		t.Setenv("XDG_STATE_HOME", c.xdgState)
 		p := policy.Policy{Workdir: work, RW: c.rw}

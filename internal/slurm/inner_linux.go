@@ -47,13 +47,8 @@ func wrapMain() int {
 	// path (Config.State is canonical), not a link another session's
 	// sandbox put in its path since.
 	if idFile != "" {
-		dir := filepath.Dir(idFile)
-		real, err := filepath.EvalSymlinks(dir)
-		if err == nil && real != dir {
-			err = fmt.Errorf("a link in its path leads to %s", real)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "stockade: the job's directory %s is not the one the chaperon made: %v; not starting the job\n", dir, err)
+		if err := checkJobDir(filepath.Dir(idFile)); err != nil {
+			fmt.Fprintf(os.Stderr, "stockade: %v; not starting the job\n", err)
 			return 1
 		}
 	}
@@ -160,4 +155,18 @@ func expand(p string) string {
 		b.WriteByte(p[i])
 	}
 	return b.String()
+}
+
+// checkJobDir checks that dir, a job's directory, is reached through no
+// link: Config.State is canonical, so any link in its path was put there
+// since the chaperon made it.
+func checkJobDir(dir string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err == nil && real != dir {
+		err = fmt.Errorf("a link in its path leads to %s", real)
+	}
+	if err != nil {
+		return fmt.Errorf("the job's directory %s is not the one the chaperon made: %w", dir, err)
+	}
+	return nil
 }

@@ -1,6 +1,10 @@
 package escape
 
-import "time"
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
 
 // slurmRows: the Slurm chaperon (--slurm, package slurm). Without it the
 // sandbox has no way to the cluster (no munge socket, no chaperon); with
@@ -57,6 +61,16 @@ var slurmRows = []row{
 		},
 		args: sh(`d={home}/.local/state/stockade/slurm; if [ -n "$(ls -A $d 2>/dev/null)" ]; then echo "OK $(ls -A $d)"; elif mkdir $d/jobs 2>/dev/null || touch $d/x 2>/dev/null; then echo OK writable; else echo DENIED masked; fi`),
 		want: "DENIED masked"},
+	// A link planted among the chaperon's directories by an earlier
+	// sandbox that could write the state directory: --slurm is refused.
+	{name: "slurm_state_link_planted", flags: []string{"--slurm"},
+		setup: func(fx *fixture) error {
+			if err := os.MkdirAll(filepath.Join(fx.home, ".local/state/stockade"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(fx.work, "x"), filepath.Join(fx.home, ".local/state/stockade/slurm"))
+		},
+		args: sh(`echo OK`), want: "REFUSED", refused: "is a symbolic link", refusedExit: 2},
 	{name: "slurm_state_tree_inside", flags: []string{"--rw", "{home}/.local/state/stockade/slurm/jobs"},
 		setup: func(fx *fixture) error {
 			return fx.writeFile("home/.local/state/stockade/slurm/jobs/s1-1/keep", "x", 0o600)
