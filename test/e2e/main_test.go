@@ -98,9 +98,15 @@ type result struct {
 // run runs stockade with args in the project directory, stdin from in.
 func (e *env) run(in string, extraEnv []string, args ...string) result {
 	e.t.Helper()
+	return e.runBin(bin, in, extraEnv, args...)
+}
+
+// runBin is run with the stockade binary at exe.
+func (e *env) runBin(exe, in string, extraEnv []string, args ...string) result {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Dir = e.workdir
 	cmd.Env = append(append([]string{}, e.vars...), extraEnv...)
 	cmd.Stdin = strings.NewReader(in)

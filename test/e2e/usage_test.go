@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,18 +141,10 @@ func TestSlurmBinaryRewritable(t *testing.T) {
 			os.Chmod(c.path, c.mode)
 			defer os.RemoveAll(filepath.Dir(c.path))
 			before := snapshot(t, e.home)
-			cmd := exec.Command(c.path, "run", "--slurm", "--", "true")
-			cmd.Dir, cmd.Env = e.workdir, e.vars
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
-			if code != 2 || len(stderrLines(stderr.String())) != 1 || !strings.Contains(stderr.String(), "could be rewritten there") ||
-				!strings.Contains(stderr.String(), c.want) || !strings.Contains(stderr.String(), "install -m 0755") {
-				t.Errorf("exit %d; want 2 and one line naming %q and the fix:\n%s", code, c.want, stderr.String())
+			r := e.runBin(c.path, "", nil, "run", "--slurm", "--", "true")
+			if r.code != 2 || len(stderrLines(r.stderr)) != 1 || !strings.Contains(r.stderr, "could be rewritten there") ||
+				!strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "install -m 0755") {
+				t.Errorf("exit %d; want 2 and one line naming %q and the fix:\n%s", r.code, c.want, r.stderr)
 			}
 			// The project's bin/ is the test's own; the rest is as it was.
 			if after := snapshot(t, e.home); after != before {
