@@ -860,14 +860,16 @@ func (p *program) start() uintptr {
 		}
 		p.fail(stepExec, int(p.result[0]), syscall.Errno(p.result[1]), code)
 	}
-	p.buf[0] = msgStarted
-	sys(unix.SYS_WRITE, 3, ptr(&p.buf[0]), 1, 0, 0, 0)
 	// Init needs no file from here on: a nested Landlock layer takes the
-	// command's filesystem rights away from init itself.
+	// command's filesystem rights away from init itself, before it reports
+	// the start, so that the supervisor sees init in its final state (no
+	// ruleset descriptor open any more).
 	if rs, e := sys(unix.SYS_LANDLOCK_CREATE_RULESET, ptr(&p.nested), landlock.RulesetAttrSize, 0, 0, 0, 0); e == 0 {
 		sys(unix.SYS_LANDLOCK_RESTRICT_SELF, rs, 0, 0, 0, 0, 0)
 		sys(unix.SYS_CLOSE, rs, 0, 0, 0, 0, 0)
 	}
+	p.buf[0] = msgStarted
+	sys(unix.SYS_WRITE, 3, ptr(&p.buf[0]), 1, 0, 0, 0)
 	return pid
 }
 

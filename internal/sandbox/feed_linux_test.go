@@ -22,13 +22,18 @@ func TestFeed(t *testing.T) {
 	requireSandbox(t)
 	const at = "/run/stockade/denials"
 	spec, err := NewSpec(Config{ID: "feed01", Workdir: t.TempDir(), Home: "/nonexistent-home", DenialsAt: at,
-		Argv: []string{"sh", "-c", "cat " + at + "; echo forged >>" + at + " 2>/dev/null && echo WROTE; cat " + at},
+		Argv: []string{"sh", "-c", "cat " + at + "; echo forged >>" + at + " 2>/dev/null && echo WROTE; cat " + at + "; read x; true"},
 		Env:  []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	devnull, _ := os.Open(os.DevNull)
 	defer devnull.Close()
+	// The command waits on its stdin until init's descriptors are read:
+	// an ended command takes init with it.
+	inR, inW, _ := os.Pipe()
+	defer inR.Close()
+	defer inW.Close()
 	outR, outW, _ := os.Pipe()
 	var out bytes.Buffer
 	done := make(chan struct{})
@@ -36,7 +41,7 @@ func TestFeed(t *testing.T) {
 	var feed *os.File
 	var initPID int
 	var initFDs []string // init's descriptors once the command runs
-	code, err := Run(spec, Options{Stdin: devnull, Stdout: outW, Stderr: devnull,
+	code, err := Run(spec, Options{Stdin: inR, Stdout: outW, Stderr: devnull,
 		OnStart: func(pid int) error { initPID = pid; return nil },
 		OnFeed:  func(f *os.File) error { feed = f; return nil },
 		OnCommand: func() {
@@ -51,6 +56,7 @@ func TestFeed(t *testing.T) {
 				l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", initPID, e.Name()))
 				initFDs = append(initFDs, e.Name()+"="+l)
 			}
+			inW.Close()
 		},
 		BeforeCommand: func() error {
 			if feed == nil {
