@@ -46,7 +46,8 @@ func cleanCgroups() {
 // with the sandbox's PID namespace, but a cgroup is busy until the last of
 // them is released, which on a loaded machine took more than the 100 ms
 // this once waited (an engine cgroup left after the run). A cgroup that
-// still lists a process is another engine's, and is left at once.
+// still lists a process, or holds one that does, is another engine's
+// (podman runs in a child "init" of the engine's own), and is left at once.
 func removeTree(dir string) {
 	removeTreeBy(dir, time.Now().Add(removeWait))
 }
@@ -54,17 +55,25 @@ func removeTree(dir string) {
 // removeWait bounds how long removeTree waits for a cgroup to empty.
 const removeWait = 5 * time.Second
 
-func removeTreeBy(dir string, deadline time.Time) {
+// removeTreeBy reports whether dir is gone.
+func removeTreeBy(dir string, deadline time.Time) bool {
 	ents, _ := os.ReadDir(dir)
+	kept := false
 	for _, e := range ents {
-		if e.IsDir() {
-			removeTreeBy(filepath.Join(dir, e.Name()), deadline)
+		if e.IsDir() && !removeTreeBy(filepath.Join(dir, e.Name()), deadline) {
+			kept = true
 		}
+	}
+	if kept {
+		return false // a live cgroup below: dir cannot be removed either
 	}
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := unix.Rmdir(dir)
-		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) || holdsProcesses(dir) {
-			return // a process in it: an engine of another sandbox, which keeps its own
+		switch {
+		case err == nil || errors.Is(err, unix.ENOENT):
+			return true
+		case !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) || holdsProcesses(dir):
+			return false // a process in it: an engine of another sandbox, which keeps its own
 		}
 		time.Sleep(pause)
 	}
