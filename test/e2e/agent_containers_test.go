@@ -11,9 +11,10 @@ import (
 	"github.com/stockade-dev/stockade/internal/engine"
 )
 
-// TestAgentContainers: `stockade claude --containers` (and codex) gives
-// the agent DOCKER_HOST and CONTAINER_HOST at the session's engine, and
-// the docker CLI the agent runs answers and starts a container there. The
+// TestAgentContainers: `stockade claude --containers` (and codex, gemini,
+// opencode) gives the agent DOCKER_HOST and CONTAINER_HOST at the
+// session's engine, and the docker CLI the agent runs answers and starts
+// a container there. The
 // agent's CLI is a script that stands in for it (the real CLIs are driven
 // in TestAgents); it holds the placeholder, never the real key.
 func TestAgentContainers(t *testing.T) {
@@ -24,6 +25,8 @@ func TestAgentContainers(t *testing.T) {
 	}{
 		{"claude", "ANTHROPIC_API_KEY", "sk-ant-api03-REALKEY-agentcontainers", []string{"-p", "hi"}},
 		{"codex", "OPENAI_API_KEY", "sk-proj-REALKEY-agentcontainers", []string{"exec", "--skip-git-repo-check", "hi"}},
+		{"gemini", "GEMINI_API_KEY", "AIzaSy-REALKEY-agentcontainers", []string{"-p", "hi"}},
+		{"opencode", "ANTHROPIC_API_KEY", "sk-ant-api03-REALKEY-agentcontainers", []string{"run", "hi"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
