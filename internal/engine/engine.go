@@ -223,6 +223,9 @@ type Options struct {
 	RequireDigest bool
 	// OnRefusal hears each container the hooks refuse (nil: none).
 	OnRefusal func(ocihook.Report)
+	// OnStranger hears each connection to the registry proxy that the
+	// engine did not make, which is refused (nil: none).
+	OnStranger func(client string, why error)
 }
 
 // StoreDir is where a project's engine storage lives, relative to

@@ -167,6 +167,7 @@ type Engine struct {
 	events    *os.File     // the hooks' events socket, until the launcher has bound it
 	heard     net.Listener // the same socket, once it listens
 	store     *os.File     // the project's storage, a detached mount (UseStore); nil: a tmpfs
+	proc      *engineProc  // the engine's process, once started
 	// Started is how long the launcher took to have the socket listening.
 	Started time.Duration
 }
@@ -247,6 +248,7 @@ func (e *Engine) Close() {
 		e.heard.Close()
 		e.heard = nil
 	}
+	e.proc.close()
 	if e.Started != 0 {
 		// The engine has ended with the sandbox by now.
 		cleanCgroups()
@@ -335,9 +337,10 @@ func (e *Engine) Start() error {
 		e.store.Close()
 		e.store = nil
 	}
-	if e.Listeners, err = toListeners(fds); err != nil {
+	if e.Listeners, e.proc, err = toListeners(fds); err != nil {
 		return fmt.Errorf("starting the container engine: %w", err)
 	}
+	e.Listeners.Registry = engineOnly{Listener: e.Listeners.Registry, proc: e.proc, stranger: e.opt.OnStranger}
 	e.Started = time.Since(t0)
 	if e.heard, err = net.FileListener(events); err != nil {
 		e.Listeners.Close()
@@ -354,7 +357,7 @@ func (e *Engine) Start() error {
 // carries.
 func readReady(f *os.File) (string, []int, error) {
 	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(4*len(engineListeners)))
+	oob := make([]byte, unix.CmsgSpace(4*(len(engineListeners)+1)))
 	n, oobn, _, _, err := unix.Recvmsg(int(f.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return "", nil, os.NewSyscallError("recvmsg", err)
@@ -378,12 +381,18 @@ func readReady(f *os.File) (string, []int, error) {
 }
 
 // toListeners makes net values of the launcher's listeners, in the order
-// of engineListeners.
-func toListeners(fds []int) (Listeners, error) {
+// of engineListeners, and takes the pidfd of the engine's process, which
+// comes last.
+func toListeners(fds []int) (Listeners, *engineProc, error) {
 	var ls Listeners
-	if len(fds) != len(engineListeners) {
+	if len(fds) != len(engineListeners)+1 {
 		closeAll(fds)
-		return ls, fmt.Errorf("the launcher sent %d listeners, not %d", len(fds), len(engineListeners))
+		return ls, nil, fmt.Errorf("the launcher sent %d descriptors, not %d listeners and a pidfd", len(fds), len(engineListeners))
+	}
+	proc, err := newEngineProc(fds[len(engineListeners)])
+	if err != nil {
+		closeAll(fds[:len(engineListeners)])
+		return ls, nil, err
 	}
 	for i, l := range engineListeners {
 		// The net values hold duplicates; f is closed either way.
@@ -396,12 +405,13 @@ func toListeners(fds []int) (Listeners, error) {
 		}
 		f.Close()
 		if err != nil {
-			closeAll(fds[i+1:])
+			closeAll(fds[i+1 : len(engineListeners)])
 			ls.Close()
-			return Listeners{}, err
+			proc.close()
+			return Listeners{}, nil, err
 		}
 	}
-	return ls, nil
+	return ls, proc, nil
 }
 
 func closeAll(fds []int) {

@@ -140,8 +140,16 @@ func launchEngine(ready, events, store *os.File) error {
 		return fmt.Errorf("starting the engine's process: %w", err)
 	}
 	ln.Close()
-	err = sendReady(ready, pods)
-	for _, f := range pods {
+	// The supervisor tells the engine's own connections from others'
+	// by this process (engineOnly): a pidfd of it goes with the
+	// listeners.
+	pidfd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	if err != nil {
+		return fmt.Errorf("opening a pidfd of the engine's process: %w", os.NewSyscallError("pidfd_open", err))
+	}
+	sent := append(pods, os.NewFile(uintptr(pidfd), "pidfd"))
+	err = sendReady(ready, sent)
+	for _, f := range sent {
 		f.Close()
 	}
 	if err != nil {

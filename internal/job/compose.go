@@ -267,6 +267,14 @@ func (s *Services) Run(h Hooks) (int, error) {
 					s.event(audit.SourceEngine, audit.EventContainerRefused, r.Fields())
 				}
 			},
+			OnStranger: func(client string, why error) {
+				if s.event != nil {
+					s.event(audit.SourceRegistry, egress.EventNetworkDenied, map[string]any{
+						"proto": "registry", "client": client, "rule": "registry proxy: the engine's connections only",
+						"reason": why.Error(),
+					})
+				}
+			},
 		})
 		eng.Registries = s.job.Registries
 	}

@@ -198,9 +198,9 @@ func TestContainersFlags(t *testing.T) {
 }
 
 // TestContainersRegistry: the engine pulls through the registry proxy
-// from the registries --registry-allow names, and from no other; the
-// command's own proxy does not let it reach them; a build FROM a pulled
-// image works.
+// from the registries --registry-allow names, and from no other; neither
+// the command's own proxy nor the registry proxy lets the command reach
+// them; a build FROM a pulled image works.
 func TestContainersRegistry(t *testing.T) {
 	requireContainers(t)
 	requireTestnet(t)
@@ -222,6 +222,13 @@ func TestContainersRegistry(t *testing.T) {
 		// The registry is the engine's, not the command's.
 		{"agent_proxy_refuses", []string{"--registry-allow", "http://registry.test:5000"},
 			`curl -s -o /dev/null -w '%{http_code}' http://registry.test:5000/v2/`, "403"},
+		// Nor is the registry proxy: it answers the engine's connections
+		// only, in the session where the engine pulls through it.
+		{"registry_proxy_refuses_command", []string{"--registry-allow", "http://registry.test:5000"},
+			`podman --remote pull -q ` + testImage + ` >/dev/null && printf 'pulled '; ` +
+				`curl -s -o /dev/null -w '%{http_code} ' -x http://127.0.0.1:3130 http://registry.test:5000/v2/; ` +
+				`curl -s -o /dev/null -w '%{http_connect} ' -p -x http://127.0.0.1:3130 http://registry.test:5000/v2/; ` +
+				`curl -s -x http://127.0.0.1:3130 http://registry.test:5000/v2/ | grep -c 'serves its pulls only'`, "pulled 403 403 1"},
 		{"build_from", []string{"--registry-allow", "http://registry.test:5000"},
 			`mkdir ctx && printf 'FROM ` + testImage + `\nRUN echo built >/built\nCMD ["cat", "/built"]\n' >ctx/Dockerfile && ` +
 				`podman --remote build -q -t built ctx >/dev/null && podman --remote run --rm built`, "built"},
@@ -232,6 +239,18 @@ func TestContainersRegistry(t *testing.T) {
 			res := e.runCtr(2*time.Minute, append(args, "--", "sh", "-c", c.script)...)
 			if res.code != 0 || strings.TrimSpace(res.stdout) != c.want {
 				t.Fatalf("got %q (exit %d), want %q\nstderr: %s", res.stdout, res.code, c.want, res.stderr)
+			}
+			if c.name == "registry_proxy_refuses_command" {
+				// Each refusal is the session's audit event.
+				logs, _ := filepath.Glob(filepath.Join(e.home, ".local/state/stockade/audit/*.jsonl"))
+				n := 0
+				for _, l := range logs {
+					b, _ := os.ReadFile(l)
+					n += strings.Count(string(b), `"proto":"registry"`)
+				}
+				if n != 3 {
+					t.Errorf("the audit logs %q hold %d refusals of the registry proxy, want 3", logs, n)
+				}
 			}
 		})
 	}

@@ -174,6 +174,15 @@ var containerRows = []row{
 	// gh's socket, the auth proxy's other door, cannot be bound in.
 	podRow("containers_gh_socket", []string{"--gh"},
 		refusedBy(`docker run -d -v /run/stockade/gh:/g img true`), "stockade refused the container (check mounts)"),
+	// The registry proxy, on the sandbox's 127.0.0.1:3130, is the engine's:
+	// the command naming it itself, for a registry the engine may pull
+	// from, is refused (the proxy answers only connections the engine's
+	// process holds). Fails (REACHED: the proxy tried the registry) when
+	// the proxy serves whoever connects.
+	podRow("containers_registry_proxy_command", []string{"--registry-allow", "http://registry.invalid:5000"},
+		`a=$(curl -s -x http://127.0.0.1:3130 http://registry.invalid:5000/v2/); `+
+			`b=$(curl -s -p -x http://127.0.0.1:3130 http://registry.invalid:5000/v2/ -w '%{http_connect}'); `+
+			`case "$a $b" in *"serves its pulls only"*403*) echo REFUSED;; *) echo "REACHED $a $b";; esac`, "REFUSED"),
 	// The sandbox's capture listener (no capture rules with an engine) is
 	// on loopback only: not reachable through the pods' address.
 	ctrRow("containers_pod_capture_listener",
