@@ -5,8 +5,11 @@
 # order rotating: on the host directly, and inside `stockade run` by
 # transparent capture (no proxy variables), through a CONNECT tunnel of the
 # proxy (curl -p), and as a plain-HTTP request the proxy forwards. curl's
-# own time_total is used, so the sandbox's start is not in it. Prints one
-# markdown table of medians and the ratios to direct (budget: >= 0.8).
+# own time_total is used, so the sandbox's start is not in it. Then the
+# latency the same four ways: the time to the first byte of a 1 KiB file
+# over 20 fresh connections per way and round, inside one sandbox. Prints
+# two markdown tables: throughput (medians and the ratios to direct;
+# budget: >= 0.8) and latency (median, p90, and what each way adds).
 #
 #   bench/capture.sh                 # 15 rounds, as root (the server runs in the namespace)
 #   ROUNDS=25 bench/capture.sh
@@ -30,15 +33,29 @@ chmod 755 "$out"
 CGO_ENABLED=0 go build -o "$out/stockade" ./cmd/stockade
 mkdir -p "$out/www" "$out/work"
 head -c $((64 << 20)) /dev/urandom >"$out/www/big"
+head -c 1024 /dev/urandom >"$out/www/small"
 ip netns exec stk-testnet ip addr add $addr/24 dev stk-n0 2>/dev/null || true
 ip netns exec stk-testnet python3 -m http.server 8088 --bind $addr --directory "$out/www" >/dev/null 2>&1 &
 srv=$!
 url=http://$addr:8088/big
+small=http://$addr:8088/small
 for _ in $(seq 50); do curl -s -o /dev/null "$url" && break; sleep 0.1; done
 export XDG_STATE_HOME=$out/state XDG_DATA_HOME=$out/data
 cd "$out/work"
 inside() { # curl inside the sandbox with the proxy variables unset (capture) or kept
 	"$out/stockade" run --log-level error --agent-allow $addr -- sh -c "$1 curl -s $2 -o /dev/null -w '%{time_total}' $url" 2>/dev/null
+}
+# requests N [prefix curl-flags] prints the time to the first byte of N
+# fresh connections for the 1 KiB file, one per line, inside one sandbox
+# (prefix non-empty) or on the host: the latency a connection adds, with
+# the sandbox's start left out.
+requests() {
+	local loop="for i in \$(seq $1); do curl -s $3 -o /dev/null -w '%{time_starttransfer}\n' $small; done"
+	if [ -n "$2" ]; then
+		"$out/stockade" run --log-level error --agent-allow $addr -- sh -c "${2#-} $loop" 2>/dev/null
+	else
+		sh -c "$loop"
+	fi
 }
 ways=(direct capture connect forward)
 for i in $(seq "$rounds"); do
@@ -53,7 +70,21 @@ for i in $(seq "$rounds"); do
 		echo "$w $t" >>"$out/times"
 	done
 done
-python3 - "$out/times" "$rounds" <<'PY'
+# Latency: in each round, 20 fresh connections each way, the order
+# rotating as above.
+noproxy='unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy;'
+for i in $(seq "$rounds"); do
+	for k in 0 1 2 3; do
+		w=${ways[$(((i + k) % 4))]}
+		case $w in
+		direct) requests 20 '' '' ;;
+		capture) requests 20 "-$noproxy" '' ;;
+		connect) requests 20 '-:;' '-p' ;;
+		forward) requests 20 '-:;' '' ;;
+		esac | sed "s/^/$w /" >>"$out/latency"
+	done
+done
+python3 - "$out/times" "$rounds" "$out/latency" <<'PY'
 import statistics, sys, collections
 d = collections.defaultdict(list)
 for line in open(sys.argv[1]):
@@ -64,4 +95,17 @@ print(f"| 64 MiB download, {sys.argv[2]} rounds | median | MiB/s | of direct |")
 print("|---|---:|---:|---:|")
 for w in ("direct", "capture", "connect", "forward"):
     print(f"| {w} | {m[w]*1000:.1f} ms | {64/m[w]:.0f} | {m['direct']/m[w]:.2f} |")
+lat = collections.defaultdict(list)
+for line in open(sys.argv[3]):
+    w, t = line.split()
+    lat[w].append(float(t) * 1000)
+def q(v, f):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(f * len(v)))]
+print()
+print(f"| time to first byte, 1 KiB, {len(lat['direct'])} fresh connections each | median | p90 | added to direct (median) |")
+print("|---|---:|---:|---:|")
+for w in ("direct", "capture", "connect", "forward"):
+    med = statistics.median(lat[w])
+    print(f"| {w} | {med:.2f} ms | {q(lat[w], 0.9):.2f} ms | {med - statistics.median(lat['direct']):+.2f} ms |")
 PY
