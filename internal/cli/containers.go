@@ -110,7 +110,7 @@ func (f containerFlags) parse(p policy.Policy) (engineSettings, error) {
 			es.loosened = append(es.loosened, fmt.Sprintf("registry_allow %s: %s", r, floorLifted))
 		}
 		if p.Network == "proxy" {
-			es.loosened = append(es.loosened, fmt.Sprintf("registry_allow %s: the engine can push to it as well as pull, and an image pushed there can carry the workdir out", r))
+			es.loosened = append(es.loosened, fmt.Sprintf("registry_allow %s: the engine can push to it as well as pull, and an image pushed there can carry the workdir out; it also fetches any URL on that host for a build's ADD or an import", r))
 		}
 	}
 	return es, nil
