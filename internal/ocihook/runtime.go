@@ -176,6 +176,23 @@ var buildChecks = []check{
 	{"sysctl", checkSysctl},
 	{"hooks", checkHooks},
 	{"propagation", checkPropagation},
+	{"namespaces", checkBuildNetwork},
+}
+
+// checkBuildNetwork refuses a RUN step without a network namespace of its
+// own: `podman build --network host` would run it in the engine's, the
+// sandbox's, where the command's proxies and the auth proxy listen on
+// loopback and the pods' policy is not the one that applies; one that
+// joins an existing namespace by path (--network ns:PATH) is refused too.
+func checkBuildNetwork(s *Spec, _ *Facts) (string, string) {
+	i := slices.IndexFunc(s.Linux.Namespaces, func(n Namespace) bool { return n.Type == "network" })
+	switch {
+	case i < 0:
+		return "linux.namespaces", "no network namespace: the build step would share the engine's (--network host)"
+	case s.Linux.Namespaces[i].Path != "":
+		return fmt.Sprintf("linux.namespaces[%d].path", i), "a build step joins an existing network namespace (" + s.Linux.Namespaces[i].Path + ")"
+	}
+	return "", ""
 }
 
 // CheckBuild validates the config of a container the engine runs for a

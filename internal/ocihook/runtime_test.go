@@ -113,8 +113,8 @@ func TestExec(t *testing.T) {
 }
 
 // TestCheckBuild: a build's RUN container under buildah's defaults passes;
-// what podman build --cap-add, --security-opt seccomp=unconfined or
-// --sysctl asks for is refused.
+// what podman build --cap-add, --security-opt seccomp=unconfined,
+// --sysctl or --network host asks for is refused.
 func TestCheckBuild(t *testing.T) {
 	caps := append([]string{}, DefaultCaps...)
 	build := func(change func(m map[string]any)) []byte {
@@ -122,7 +122,8 @@ func TestCheckBuild(t *testing.T) {
 			"process": map[string]any{"args": []string{"/bin/sh", "-c", "make"},
 				"capabilities": map[string]any{"bounding": caps, "effective": caps, "permitted": caps, "ambient": caps, "inheritable": caps}},
 			"linux": map[string]any{"seccomp": map[string]any{"defaultAction": "SCMP_ACT_ERRNO"},
-				"resources": map[string]any{"devices": []any{map[string]any{"allow": false, "access": "rwm"}}}},
+				"resources":  map[string]any{"devices": []any{map[string]any{"allow": false, "access": "rwm"}}},
+				"namespaces": []any{map[string]any{"type": "pid"}, map[string]any{"type": "network"}, map[string]any{"type": "mount"}}},
 		}
 		if change != nil {
 			change(m)
@@ -142,6 +143,12 @@ func TestCheckBuild(t *testing.T) {
 		}},
 		"seccomp=unconfined": {"seccomp", func(m map[string]any) { delete(m["linux"].(map[string]any), "seccomp") }},
 		"--sysctl kernel.*":  {"sysctl", func(m map[string]any) { m["linux"].(map[string]any)["sysctl"] = map[string]string{"kernel.x": "1"} }},
+		"--network host": {"namespaces", func(m map[string]any) {
+			m["linux"].(map[string]any)["namespaces"] = []any{map[string]any{"type": "pid"}, map[string]any{"type": "mount"}}
+		}},
+		"--network ns:PATH": {"namespaces", func(m map[string]any) {
+			m["linux"].(map[string]any)["namespaces"] = []any{map[string]any{"type": "network", "path": "/proc/1/ns/net"}}
+		}},
 		"a device": {"devices", func(m map[string]any) {
 			m["linux"].(map[string]any)["devices"] = []any{map[string]any{"path": "/dev/sda", "type": "b", "major": 8, "minor": 0}}
 		}},
