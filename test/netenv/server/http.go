@@ -35,7 +35,7 @@ const Packument = `{"name":"stockade-probe","dist-tags":{"latest":"1.2.3"},` +
 // the proxy, small enough for a test.
 const bigSize = 64 << 20
 
-func newHandler(repoDir string) http.Handler {
+func newHandler(repoDir string) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -56,7 +56,12 @@ func newHandler(repoDir string) http.Handler {
 	})
 	// FileServer ignores ?service=git-upload-pack, so git sees a dumb server.
 	mux.Handle("/repo.git/", http.FileServer(http.Dir(repoDir)))
-	return mux
+	// The registries of the presets, on their own names; their "/" is
+	// still Hello.
+	if err := handlePackages(mux); err != nil {
+		return nil, err
+	}
+	return mux, nil
 }
 
 // pattern is an endless deterministic stream: byte i is i mod 251 (a prime,

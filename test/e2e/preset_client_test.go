@@ -1,0 +1,146 @@
+package e2e
+
+// The standard client of a preset, run in the sandbox under
+// --agent-allow @NAME and presetDNS, fetches the package the test host
+// serves on the preset's hosts (test/netenv/server, packages.go), with
+// TLS verified: the test reads the test host's certificate from a
+// handshake and gives it to the client as its only CA. Run again with
+// each host of the preset left out, the client fails and the proxy
+// records the refusal of that host: every host is needed, and the preset
+// is enough.
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"encoding/pem"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/testenv"
+	"github.com/stockade-dev/stockade/test/netenv/testhost"
+)
+
+// presetClient is one package manager's client and what it runs.
+type presetClient struct {
+	name   string // of the subtest
+	preset string // without the @
+	bin    string // the client; missing, the test skips (fails with STOCKADE_MUST_WORK=1)
+	pkg    string // where bin comes from, for that message
+	// script runs in the workdir, which holds ca.pem (the test host's
+	// certificate); it prints testhost.ProbeVersion, and nothing else, to
+	// stdout once the package is fetched.
+	script string
+}
+
+// presetClients are the clients run against the test host. Each is given
+// what keeps it off the host's configuration and caches (the workdir
+// holds them) and no retries, so that a refusal fails at once. @npm's
+// npm is TestNetworkPresets/npm_view.
+var presetClients = []presetClient{
+	{name: "pip_install", preset: "pypi", bin: "/usr/bin/pip3", pkg: "python3-pip",
+		script: `export PIP_CONFIG_FILE=/dev/null
+/usr/bin/pip3 install --disable-pip-version-check --no-cache-dir --retries 0 --timeout 20 --root-user-action=ignore \
+	--cert ca.pem --target site ` + testhost.PyPIProject + ` >&2 &&
+PYTHONPATH=site /usr/bin/python3 -c 'import stockade_probe; print(stockade_probe.VERSION)'`},
+}
+
+// testPresetClient runs c with its preset, and then once without each of
+// the preset's hosts.
+func testPresetClient(t *testing.T, dns string, c presetClient) {
+	if _, err := os.Stat(c.bin); c.bin == "" || err != nil {
+		testenv.SkipOrFail(t, "the client of @%s (%s) is not installed (%s; scripts/test.sh installs it)", c.preset, c.bin, c.pkg)
+	}
+	p, ok := egress.LookupPreset("@" + c.preset)
+	if !ok {
+		t.Fatalf("no preset @%s", c.preset)
+	}
+	ca := testHostCA(t, p)
+	t.Run("@"+c.preset, func(t *testing.T) {
+		res, reached, refused := c.run(t, dns, ca, []string{"@" + c.preset})
+		if res.code != 0 || strings.TrimSpace(res.stdout) != testhost.ProbeVersion || len(refused) > 0 {
+			t.Fatalf("exit %d, %q, want %s; refused %v\nstderr: %s", res.code, res.stdout, testhost.ProbeVersion, refused, res.stderr)
+		}
+		var want []string
+		for _, r := range p.Rules() {
+			want = append(want, r.Name)
+		}
+		slices.Sort(want)
+		if !slices.Equal(reached, want) {
+			t.Errorf("the client reached %v, want every host of @%s: %v\nstderr: %s", reached, c.preset, want, res.stderr)
+		}
+	})
+	for i, left := range p.Rules() {
+		t.Run("without_"+left.Name, func(t *testing.T) {
+			var allow []string
+			for j, r := range p.Rules() {
+				if j != i {
+					allow = append(allow, r.String())
+				}
+			}
+			res, _, refused := c.run(t, dns, ca, allow)
+			if res.code == 0 || strings.TrimSpace(res.stdout) == testhost.ProbeVersion || !slices.Contains(refused, left.Name) {
+				t.Fatalf("exit %d, %q, refused %v: want the client to fail, refused at %s\nstderr: %s",
+					res.code, res.stdout, refused, left.Name, res.stderr)
+			}
+		})
+	}
+}
+
+// run runs c's script in a new session under --agent-allow for each of
+// allow, and returns its result and, from the audit log, the hosts the
+// proxy let through and those it refused, each sorted, without repeats.
+func (c presetClient) run(t *testing.T, dns string, ca []byte, allow []string) (res result, reached, refused []string) {
+	t.Helper()
+	e := newEnv(t)
+	e.write("ca.pem", string(ca))
+	args := []string{"run", "--log-level", "error", "--resolver", dns}
+	for _, a := range allow {
+		args = append(args, "--agent-allow", a)
+	}
+	res = e.run("", nil, append(args, "--", "sh", "-c", c.script)...)
+	runs := e.list(true)
+	if len(runs) != 1 {
+		t.Fatalf("list --all: %+v", runs)
+	}
+	logs := e.run("", nil, "logs", "-s", runs[0].ID, "--json")
+	for _, line := range strings.Split(strings.TrimSpace(logs.stdout), "\n") {
+		var ev struct{ Event, Host string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("logs --json: %v: %q", err, line)
+		}
+		switch ev.Event {
+		case egress.EventConnection:
+			reached = append(reached, ev.Host)
+		case egress.EventNetworkDenied:
+			refused = append(refused, ev.Host)
+		}
+	}
+	slices.Sort(reached)
+	slices.Sort(refused)
+	return res, slices.Compact(reached), slices.Compact(refused)
+}
+
+// testHostCA is the certificate the test host serves on 443, in PEM: the
+// clients' only CA. It must name every host of p: an older server's
+// certificate does not, and would fail the client with a less clear line.
+func testHostCA(t *testing.T, p egress.Preset) []byte {
+	t.Helper()
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", net.JoinHostPort(testhost.Addr, "443"),
+		&tls.Config{InsecureSkipVerify: true}) // read, not trusted: it becomes the trust
+	if err != nil {
+		t.Fatalf("reading the test host's certificate: %v", err)
+	}
+	defer conn.Close()
+	cert := conn.ConnectionState().PeerCertificates[0]
+	for _, r := range p.Rules() {
+		if err := cert.VerifyHostname(r.Name); err != nil {
+			t.Fatalf("the test host's certificate: %v; the test network runs an older server (as root: scripts/testnet.sh down; scripts/testnet.sh up)", err)
+		}
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+}
