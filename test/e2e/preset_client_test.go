@@ -13,8 +13,12 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -32,9 +36,11 @@ type presetClient struct {
 	bin    string // the client; missing, the test skips (fails with STOCKADE_MUST_WORK=1)
 	pkg    string // where bin comes from, for that message
 	// script runs in the workdir, which holds ca.pem (the test host's
-	// certificate); it prints testhost.ProbeVersion, and nothing else, to
-	// stdout once the package is fetched.
-	script string
+	// certificate) and whatever prepare writes; it prints
+	// testhost.ProbeVersion, and nothing else, to stdout once the package
+	// is fetched.
+	script  string
+	prepare func(t *testing.T, workdir string)
 }
 
 // presetClients are the clients run against the test host. Each is given
@@ -47,6 +53,26 @@ var presetClients = []presetClient{
 /usr/bin/pip3 install --disable-pip-version-check --no-cache-dir --retries 0 --timeout 20 --root-user-action=ignore \
 	--cert ca.pem --target site ` + testhost.PyPIProject + ` >&2 &&
 PYTHONPATH=site /usr/bin/python3 -c 'import stockade_probe; print(stockade_probe.VERSION)'`},
+	{name: "go_mod_download", preset: "go", bin: goBin(), pkg: "Go from go.dev/dl",
+		script: `export GOPATH=$PWD/gopath GOCACHE=$PWD/gocache GOFLAGS=-modcacherw GOTOOLCHAIN=local \
+	SSL_CERT_FILE=$PWD/ca.pem GOSUMDB="$(cat gosumdb.vkey)"
+` + goBin() + ` mod download -x ` + testhost.GoModule + `@v` + testhost.ProbeVersion + ` >&2 &&
+cat "$GOPATH/pkg/mod/` + testhost.GoModule + `@v` + testhost.ProbeVersion + `/VERSION"`,
+		prepare: writeGoSumDBKey},
+}
+
+// goBin is the go command of the machine, by an absolute path (the
+// sandbox's PATH lacks /usr/local/go/bin); "" when there is none.
+func goBin() string {
+	p, err := exec.LookPath("go")
+	if err != nil {
+		return ""
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // testPresetClient runs c with its preset, and then once without each of
@@ -98,6 +124,9 @@ func (c presetClient) run(t *testing.T, dns string, ca []byte, allow []string) (
 	t.Helper()
 	e := newEnv(t)
 	e.write("ca.pem", string(ca))
+	if c.prepare != nil {
+		c.prepare(t, e.workdir)
+	}
 	args := []string{"run", "--log-level", "error", "--resolver", dns}
 	for _, a := range allow {
 		args = append(args, "--agent-allow", a)
@@ -143,4 +172,24 @@ func testHostCA(t *testing.T, p egress.Preset) []byte {
 		}
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+}
+
+// writeGoSumDBKey writes the key of the test host's checksum database as
+// gosumdb.vkey, for GOSUMDB.
+func writeGoSumDBKey(t *testing.T, workdir string) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + testhost.Addr + testhost.GoSumDBKeyPath)
+	if err != nil {
+		t.Fatalf("reading the test host's checksum database key: %v", err)
+	}
+	defer resp.Body.Close()
+	key, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(key), "sum.golang.org+") {
+		t.Fatalf("reading the test host's checksum database key: %s %q %v; the test network runs an older server (as root: scripts/testnet.sh down; scripts/testnet.sh up)",
+			resp.Status, key, err)
+	}
+	if err := os.WriteFile(filepath.Join(workdir, "gosumdb.vkey"), key, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -2,9 +2,9 @@ package main
 
 // The package registries of the ecosystem presets (internal/egress,
 // preset.go), each on the host names its standard client uses by default,
-// each holding one tiny package made at start: enough for pip install to
-// run to the end through the sandbox's proxy, under a resolver that points
-// the preset's names here.
+// each holding one tiny package made at start: enough for pip install and
+// go mod download to run to the end through the sandbox's proxy, under a
+// resolver that points the preset's names here.
 
 import (
 	"archive/zip"
@@ -23,7 +23,7 @@ type archiveFile struct{ name, body string }
 
 // handlePackages registers every registry on mux.
 func handlePackages(mux *http.ServeMux) error {
-	for _, h := range []func(*http.ServeMux) error{handlePyPI} {
+	for _, h := range []func(*http.ServeMux) error{handlePyPI, handleGo} {
 		if err := h(mux); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stockade-dev/stockade/test/netenv/testhost"
@@ -49,5 +50,8 @@ func TestPackages(t *testing.T) {
 	}
 	if code, _ := get(t, h, "https://other.test/simple/"+testhost.PyPIProject+"/"); code != http.StatusNotFound {
 		t.Errorf("the pypi index on other.test: %d, want 404", code)
+	}
+	if code, key := get(t, h, "http://allowed.test"+testhost.GoSumDBKeyPath); code != 200 || !strings.HasPrefix(key, "sum.golang.org+") {
+		t.Errorf("%s: %d %q", testhost.GoSumDBKeyPath, code, key)
 	}
 }
