@@ -46,7 +46,10 @@ type presetClient struct {
 // presetClients are the clients run against the test host. Each is given
 // what keeps it off the host's configuration and caches (the workdir
 // holds them) and no retries, so that a refusal fails at once. @npm's
-// npm is TestNetworkPresets/npm_view.
+// npm is TestNetworkPresets/npm_view; cargo is Debian's (0.66, Rust
+// 1.65), which speaks the sparse protocol only with -Z sparse-registry,
+// hence RUSTC_BOOTSTRAP=1 (from cargo 1.68 the sparse index is the
+// default and the flag a no-op).
 var presetClients = []presetClient{
 	{name: "pip_install", preset: "pypi", bin: "/usr/bin/pip3", pkg: "python3-pip",
 		script: `export PIP_CONFIG_FILE=/dev/null
@@ -59,6 +62,12 @@ PYTHONPATH=site /usr/bin/python3 -c 'import stockade_probe; print(stockade_probe
 ` + goBin() + ` mod download -x ` + testhost.GoModule + `@v` + testhost.ProbeVersion + ` >&2 &&
 cat "$GOPATH/pkg/mod/` + testhost.GoModule + `@v` + testhost.ProbeVersion + `/VERSION"`,
 		prepare: writeGoSumDBKey},
+	{name: "cargo_fetch", preset: "crates", bin: "/usr/bin/cargo", pkg: "cargo",
+		script: `export CARGO_HOME=$PWD/cargo-home CARGO_HTTP_CAINFO=$PWD/ca.pem CARGO_NET_RETRY=0 RUSTC_BOOTSTRAP=1
+mkdir -p app/src && : >app/src/lib.rs &&
+printf '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n` + testhost.Crate + ` = "=` + testhost.ProbeVersion + `"\n' >app/Cargo.toml &&
+(cd app && /usr/bin/cargo -Z sparse-registry fetch) >&2 &&
+cat "$CARGO_HOME"/registry/src/*/` + testhost.Crate + `-` + testhost.ProbeVersion + `/VERSION`},
 }
 
 // goBin is the go command of the machine, by an absolute path (the

@@ -100,8 +100,8 @@ c=$1; [ "$c" = 000 ] && c=$2; grep -q "hello from the test host" /tmp/body 2>/de
 
 // TestNetworkPresets: with --agent-allow @NAME, every host of the preset is
 // reached through the proxy on its port (curl, as a client would), while
-// its other port and hosts outside it are refused; @npm, @pypi and @go
-// also with their standard clients.
+// its other port and hosts outside it are refused; @npm, @pypi, @go and
+// @crates also with their standard clients.
 func TestNetworkPresets(t *testing.T) {
 	requireSandbox(t)
 	requireTestnet(t)

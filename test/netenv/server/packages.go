@@ -2,13 +2,15 @@ package main
 
 // The package registries of the ecosystem presets (internal/egress,
 // preset.go), each on the host names its standard client uses by default,
-// each holding one tiny package made at start: enough for pip install and
-// go mod download to run to the end through the sandbox's proxy, under a
-// resolver that points the preset's names here.
+// each holding one tiny package made at start: enough for pip install, go
+// mod download and cargo fetch to run to the end through the sandbox's
+// proxy, under a resolver that points the preset's names here.
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"time"
@@ -23,7 +25,7 @@ type archiveFile struct{ name, body string }
 
 // handlePackages registers every registry on mux.
 func handlePackages(mux *http.ServeMux) error {
-	for _, h := range []func(*http.ServeMux) error{handlePyPI, handleGo} {
+	for _, h := range []func(*http.ServeMux) error{handlePyPI, handleGo, handleCrates} {
 		if err := h(mux); err != nil {
 			return err
 		}
@@ -53,6 +55,29 @@ func zipOf(files []archiveFile) ([]byte, error) {
 		}
 	}
 	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// tarGz makes a gzipped tar of files, each a regular file of mode 0644.
+func tarGz(files []archiveFile) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range files {
+		hdr := &tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: fixedTime, Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := io.WriteString(tw, f.body); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -43,6 +43,16 @@ func TestPackages(t *testing.T) {
 		t.Errorf("%s: %d, sha256 %s, want the index's %s", m[1], code, sha(whl), m[2])
 	}
 
+	code, entry := get(t, h, "https://index.crates.io/st/oc/"+testhost.Crate)
+	c := regexp.MustCompile(`"cksum":"([0-9a-f]{64})"`).FindStringSubmatch(entry)
+	if code != 200 || c == nil {
+		t.Fatalf("crates index: %d %q", code, entry)
+	}
+	dl := "https://static.crates.io/crates/" + testhost.Crate + "/" + testhost.ProbeVersion + "/download"
+	if code, crate := get(t, h, dl); code != 200 || sha(crate) != c[1] {
+		t.Errorf("%s: %d, sha256 %s, want the index's %s", dl, code, sha(crate), c[1])
+	}
+
 	for _, host := range presetHosts() {
 		if code, body := get(t, h, "https://"+host+"/"); code != 200 || body != Hello {
 			t.Errorf("%s/: %d %q, want Hello", host, code, body)

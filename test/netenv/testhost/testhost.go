@@ -8,13 +8,14 @@ package testhost
 const Addr = "198.51.100.10"
 
 // The package the registry of each preset serves: one name per ecosystem,
-// one version for all. Each holds its version (for Go a file VERSION, for
-// Python a module stockade_probe with VERSION) for a test to print once
-// the client has fetched it.
+// one version for all. Each holds a file VERSION (for Python a module
+// stockade_probe with VERSION) with ProbeVersion in it, for a test to
+// print once the client has fetched it.
 const (
 	ProbeVersion = "1.2.3"
 	PyPIProject  = "stockade-probe"      // on pypi.org and files.pythonhosted.org
 	GoModule     = "stockade.test/probe" // at v+ProbeVersion, on proxy.golang.org, storage.googleapis.com, sum.golang.org
+	Crate        = "stockade-probe"      // on index.crates.io and static.crates.io
 )
 
 // GoSumDBKeyPath serves, on any host name over HTTP, the verifier key of
