@@ -13,6 +13,9 @@ declare -A need=(
 	[go]="" [gcc]=gcc [git]=git [tmux]=tmux [bwrap]=bubblewrap [setpriv]=util-linux
 	[python3]=python3 [curl]=curl [ip]=iproute2 [nft]=nftables [useradd]=passwd [npm]=npm
 	[node]=nodejs # the capture rows' Node fetch, which reads no proxy variable
+	# the package managers of the preset tests, Debian's by path: root's PATH
+	# may find a pyenv pip or a rustup cargo the unprivileged user cannot run
+	[/usr/bin/pip3]=python3-pip [/usr/bin/cargo]=cargo
 	[qemu-aarch64-static]=qemu-user-static
 	[zsh]=zsh [fish]=fish # the completion scripts are driven at a TAB in both (zsh: its zpty module)
 	# run --containers: the engine, its runtime, the id-map helpers, the

@@ -4,8 +4,9 @@ package e2e
 // host: `stockade run --resolver 127.0.0.1:PORT` asks a DNS server this
 // test runs, which answers each preset host (and a few outside them) with
 // 198.51.100.10, where scripts/testnet.sh serves HTTP and HTTPS (a
-// self-signed certificate, hence curl -k), and nothing else. No name
-// resolves anywhere real and no packet leaves for the Internet.
+// self-signed certificate, hence curl -k; the package managers of
+// preset_client_test.go are given it as their CA), and nothing else. No
+// name resolves anywhere real and no packet leaves for the Internet.
 
 import (
 	"fmt"
@@ -99,8 +100,8 @@ c=$1; [ "$c" = 000 ] && c=$2; grep -q "hello from the test host" /tmp/body 2>/de
 
 // TestNetworkPresets: with --agent-allow @NAME, every host of the preset is
 // reached through the proxy on its port (curl, as a client would), while
-// its other port and hosts outside it are refused; @npm also with npm
-// itself.
+// its other port and hosts outside it are refused; @npm, @pypi, @go and
+// @crates also with their standard clients.
 func TestNetworkPresets(t *testing.T) {
 	requireSandbox(t)
 	requireTestnet(t)
@@ -160,6 +161,11 @@ func TestNetworkPresets(t *testing.T) {
 			t.Fatalf("npm view: exit %d, %q, want 1.2.3\n%s", res.code, res.stdout, res.stderr)
 		}
 	})
+	// The other standard clients, with TLS verified, and refused without
+	// any one host of their preset (preset_client_test.go).
+	for _, c := range presetClients {
+		t.Run(c.name, func(t *testing.T) { testPresetClient(t, dns, c) })
+	}
 }
 
 // TestNetworkPresetRuntime: `stockade network agent allow -s ID @npm` opens

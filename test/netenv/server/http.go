@@ -15,8 +15,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/egress"
 )
 
 // Hello is the body of /; tests compare it exactly.
@@ -32,7 +35,7 @@ const Packument = `{"name":"stockade-probe","dist-tags":{"latest":"1.2.3"},` +
 // the proxy, small enough for a test.
 const bigSize = 64 << 20
 
-func newHandler(repoDir string) http.Handler {
+func newHandler(repoDir string) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -53,7 +56,12 @@ func newHandler(repoDir string) http.Handler {
 	})
 	// FileServer ignores ?service=git-upload-pack, so git sees a dumb server.
 	mux.Handle("/repo.git/", http.FileServer(http.Dir(repoDir)))
-	return mux
+	// The registries of the presets, on their own names; their "/" is
+	// still Hello.
+	if err := handlePackages(mux); err != nil {
+		return nil, err
+	}
+	return mux, nil
 }
 
 // pattern is an endless deterministic stream: byte i is i mod 251 (a prime,
@@ -107,8 +115,11 @@ func makeRepo(dir string) error {
 	return os.RemoveAll(work)
 }
 
-// selfSigned makes a certificate for the zone's names; clients skip
-// verification (curl -k), so only the handshake matters.
+// selfSigned makes a certificate for the zone's names and for every host
+// of every preset (which a test's resolver points here). curl skips
+// verification (-k); a package manager's client is given the certificate
+// as its only CA (pip --cert, SSL_CERT_FILE, CARGO_HTTP_CAINFO), which the
+// test reads from the TLS handshake.
 func selfSigned() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -117,16 +128,34 @@ func selfSigned() (tls.Certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1),
 		Subject:      pkix.Name{CommonName: "allowed.test"},
-		DNSNames:     []string{"allowed.test", "*.allowed.test", "other.test"},
+		DNSNames:     append([]string{"allowed.test", "*.allowed.test", "other.test"}, presetHosts()...),
 		IPAddresses:  []net.IP{net.ParseIP("198.51.100.10")},
 		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(7 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		NotAfter:     time.Now().Add(365 * 24 * time.Hour), // clients check it now; the server may run for weeks
+		// Its own issuer, hence a CA: OpenSSL (pip's) takes a trusted
+		// certificate for the issuer of one it checks, itself included,
+		// only when it may sign certificates ("self-signed certificate").
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// presetHosts are the host names of every preset.
+func presetHosts() []string {
+	var names []string
+	for _, p := range egress.Presets() {
+		for _, r := range p.Rules() {
+			if !slices.Contains(names, r.Name) {
+				names = append(names, r.Name)
+			}
+		}
+	}
+	return names
 }

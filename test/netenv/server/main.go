@@ -15,8 +15,12 @@
 // so that a test can prove a name never left the sandbox's DNS stub. When
 // every listener is bound it writes "ready" to -ready (a file or a FIFO).
 //
-// It uses only the standard library and golang.org/x/net/dns/dnsmessage, and
-// builds static (CGO_ENABLED=0).
+// On the host names of the ecosystem presets (internal/egress) it serves
+// one tiny package to each standard client (packages.go); its certificate
+// names them all.
+//
+// It uses only the standard library, golang.org/x/net/dns/dnsmessage and
+// the preset table of internal/egress, and builds static (CGO_ENABLED=0).
 package main
 
 import (
@@ -99,7 +103,10 @@ func run(httpAddr, httpsAddr, echoAddr, dnsAddr, queryLog, ready string) error {
 		return err
 	}
 
-	h := newHandler(repoDir)
+	h, err := newHandler(repoDir)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 5)
 	go func() { errc <- serveHTTP(httpLn, h) }()
 	go func() {
