@@ -99,8 +99,10 @@ func execPolicy(call ocihook.RuntimeCall, f ocihook.Facts) ([]string, error) {
 }
 
 // buildPolicy checks a container the hooks do not see: one whose bundle is
-// not the engine's bundle of a container of its own, a build's RUN step.
-// The engine's own containers are the hooks' to check.
+// not the engine's bundle of a container of its own, a build's RUN step,
+// and gives it a network namespace of its own if it has none
+// (ocihook.IsolateBuild). The engine's own containers are the hooks' to
+// check.
 func buildPolicy(call ocihook.RuntimeCall, f ocihook.Facts) error {
 	args := call.CommandArgs()
 	bundle := "."
@@ -114,11 +116,39 @@ func buildPolicy(call ocihook.RuntimeCall, f ocihook.Facts) error {
 	if id := lastArg(args); id != "" && filepath.Clean(bundle) == ocihook.Bundle(f, id) {
 		return nil
 	}
-	config, err := readBounded(filepath.Join(bundle, "config.json"))
+	path := filepath.Join(bundle, "config.json")
+	config, err := readBounded(path)
 	if err != nil {
 		return err
 	}
-	return ocihook.CheckBuild(config)
+	if err := ocihook.CheckBuild(config); err != nil {
+		return err
+	}
+	isolated, changed, err := ocihook.IsolateBuild(config)
+	if err != nil || !changed {
+		return err
+	}
+	return replaceFile(path, isolated)
+}
+
+// replaceFile writes data to path through a new file beside it, renamed
+// over path: the runtime reads the whole config or the old one.
+func replaceFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".stockade-config-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 func readBounded(path string) ([]byte, error) {

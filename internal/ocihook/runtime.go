@@ -179,20 +179,68 @@ var buildChecks = []check{
 	{"namespaces", checkBuildNetwork},
 }
 
-// checkBuildNetwork refuses a RUN step without a network namespace of its
-// own: `podman build --network host` would run it in the engine's, the
+// checkBuildNetwork refuses a RUN step that joins an existing network
+// namespace by path (--network ns:PATH). One with no network namespace at
+// all (`podman build --network host`, and every step of a build through
+// the Docker API, whatever its networkmode) would run in the engine's, the
 // sandbox's, where the command's proxies and the auth proxy listen on
-// loopback and the pods' policy is not the one that applies; one that
-// joins an existing namespace by path (--network ns:PATH) is refused too.
+// loopback and the pods' policy is not the one that applies: IsolateBuild
+// gives it a new, empty one instead.
 func checkBuildNetwork(s *Spec, _ *Facts) (string, string) {
-	i := slices.IndexFunc(s.Linux.Namespaces, func(n Namespace) bool { return n.Type == "network" })
-	switch {
-	case i < 0:
-		return "linux.namespaces", "no network namespace: the build step would share the engine's (--network host)"
-	case s.Linux.Namespaces[i].Path != "":
-		return fmt.Sprintf("linux.namespaces[%d].path", i), "a build step joins an existing network namespace (" + s.Linux.Namespaces[i].Path + ")"
+	if s.Linux == nil {
+		return "", ""
+	}
+	for i, n := range s.Linux.Namespaces {
+		if n.Type == "network" && n.Path != "" {
+			return fmt.Sprintf("linux.namespaces[%d].path", i), "a build step joins an existing network namespace (" + n.Path + ")"
+		}
 	}
 	return "", ""
+}
+
+// IsolateBuild returns config, a build step's, with a new network
+// namespace added when it has none, and whether it added one: such a step
+// runs with no network (a loopback that is down) rather than in the
+// engine's. config has passed CheckBuild; every other field is kept as it
+// is.
+func IsolateBuild(config []byte) ([]byte, bool, error) {
+	var s Spec
+	if err := json.Unmarshal(config, &s); err != nil {
+		return nil, false, err
+	}
+	if s.Linux != nil && slices.ContainsFunc(s.Linux.Namespaces, func(n Namespace) bool { return n.Type == "network" }) {
+		return config, false, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(config, &m); err != nil {
+		return nil, false, err
+	}
+	var linux map[string]json.RawMessage
+	if raw, ok := m["linux"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &linux); err != nil {
+			return nil, false, err
+		}
+	}
+	if linux == nil {
+		linux = map[string]json.RawMessage{}
+	}
+	var ns []json.RawMessage
+	if raw, ok := linux["namespaces"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &ns); err != nil {
+			return nil, false, err
+		}
+	}
+	ns = append(ns, json.RawMessage(`{"type":"network"}`))
+	raw, err := json.Marshal(ns)
+	if err != nil {
+		return nil, false, err
+	}
+	linux["namespaces"] = raw
+	if m["linux"], err = json.Marshal(linux); err != nil {
+		return nil, false, err
+	}
+	out, err := json.Marshal(m)
+	return out, true, err
 }
 
 // CheckBuild validates the config of a container the engine runs for a

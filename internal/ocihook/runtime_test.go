@@ -3,6 +3,7 @@ package ocihook
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -113,8 +114,8 @@ func TestExec(t *testing.T) {
 }
 
 // TestCheckBuild: a build's RUN container under buildah's defaults passes;
-// what podman build --cap-add, --security-opt seccomp=unconfined,
-// --sysctl or --network host asks for is refused.
+// what podman build --cap-add, --security-opt seccomp=unconfined, --sysctl
+// or --network ns:PATH asks for is refused.
 func TestCheckBuild(t *testing.T) {
 	caps := append([]string{}, DefaultCaps...)
 	build := func(change func(m map[string]any)) []byte {
@@ -143,9 +144,6 @@ func TestCheckBuild(t *testing.T) {
 		}},
 		"seccomp=unconfined": {"seccomp", func(m map[string]any) { delete(m["linux"].(map[string]any), "seccomp") }},
 		"--sysctl kernel.*":  {"sysctl", func(m map[string]any) { m["linux"].(map[string]any)["sysctl"] = map[string]string{"kernel.x": "1"} }},
-		"--network host": {"namespaces", func(m map[string]any) {
-			m["linux"].(map[string]any)["namespaces"] = []any{map[string]any{"type": "pid"}, map[string]any{"type": "mount"}}
-		}},
 		"--network ns:PATH": {"namespaces", func(m map[string]any) {
 			m["linux"].(map[string]any)["namespaces"] = []any{map[string]any{"type": "network", "path": "/proc/1/ns/net"}}
 		}},
@@ -157,5 +155,40 @@ func TestCheckBuild(t *testing.T) {
 		if err := CheckBuild(build(c.change)); !errors.As(err, &r) || r.Check != c.check || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want refused by %s", name, err, c.check)
 		}
+	}
+}
+
+// TestIsolateBuild: a build step with no network namespace (podman build
+// --network host; every step of a Docker API build) gets a new one, and
+// keeps every other field as it was; one with a network namespace is left
+// alone.
+func TestIsolateBuild(t *testing.T) {
+	host := []byte(`{"ociVersion":"1.0.2","process":{"args":["/bin/sh","-c","make"],"x-unknown":[1,2]},` +
+		`"linux":{"namespaces":[{"type":"pid"},{"type":"mount","path":""}],"seccomp":{"defaultAction":"SCMP_ACT_ERRNO"}}}`)
+	out, changed, err := IsolateBuild(host)
+	if err != nil || !changed {
+		t.Fatalf("IsolateBuild(no network namespace) = %s, %v, %v; want a change", out, changed, err)
+	}
+	var got, want map[string]any
+	json.Unmarshal(out, &got)
+	json.Unmarshal(host, &want)
+	want["linux"].(map[string]any)["namespaces"] = append(want["linux"].(map[string]any)["namespaces"].([]any), map[string]any{"type": "network"})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("IsolateBuild:\n got %s\nwant the input with a network namespace added", out)
+	}
+	if err := CheckBuild(out); err != nil {
+		t.Errorf("the isolated config is refused: %v", err)
+	}
+	for _, c := range [][]byte{
+		[]byte(`{"linux":{"namespaces":[{"type":"network"}]}}`),
+		[]byte(`{"linux":{"namespaces":[{"type":"pid"},{"type":"network","path":"/run/netns/x"}]}}`),
+	} {
+		if out, changed, err := IsolateBuild(c); err != nil || changed || string(out) != string(c) {
+			t.Errorf("IsolateBuild(%s) = %s, %v, %v; want it unchanged", c, out, changed, err)
+		}
+	}
+	// No linux section at all: one is made.
+	if out, changed, err := IsolateBuild([]byte(`{"process":{}}`)); err != nil || !changed || !strings.Contains(string(out), `"linux":{"namespaces":[{"type":"network"}]}`) {
+		t.Errorf("IsolateBuild(no linux) = %s, %v, %v", out, changed, err)
 	}
 }

@@ -229,6 +229,11 @@ func TestContainersRegistry(t *testing.T) {
 				`curl -s -o /dev/null -w '%{http_code} ' -x http://127.0.0.1:3130 http://registry.test:5000/v2/; ` +
 				`curl -s -o /dev/null -w '%{http_connect} ' -p -x http://127.0.0.1:3130 http://registry.test:5000/v2/; ` +
 				`curl -s -x http://127.0.0.1:3130 http://registry.test:5000/v2/ | grep -c 'serves its pulls only'`, "pulled 403 403 1"},
+		// A build through the Docker API: its RUN steps get a network
+		// namespace of their own, none at all being the engine's.
+		{"docker_build", []string{"--registry-allow", "http://registry.test:5000"},
+			`mkdir ctx && printf 'FROM ` + testImage + `\nRUN echo built >/built\nCMD ["cat", "/built"]\n' >ctx/Dockerfile && ` +
+				`docker build -q -t dbuilt ctx >/dev/null && docker run --rm dbuilt`, "built"},
 		{"build_from", []string{"--registry-allow", "http://registry.test:5000"},
 			`mkdir ctx && printf 'FROM ` + testImage + `\nRUN echo built >/built\nCMD ["cat", "/built"]\n' >ctx/Dockerfile && ` +
 				`podman --remote build -q -t built ctx >/dev/null && podman --remote run --rm built`, "built"},

@@ -212,12 +212,19 @@ var containerRows = []row{
 	ctrRow("containers_build_seccomp_unconfined",
 		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --security-opt seccomp=unconfined --network none $c`),
 		"stockade refused the container (check seccomp)"),
-	// A build step in the engine's network namespace (the sandbox's, where
-	// the agent's proxies and the auth proxy listen) is refused; without
-	// the check it reaches the agent's proxy on 127.0.0.1:3128 (REACHED).
+	// A build step with no network namespace of its own (podman build
+	// --network host; every step of a Docker API build, whatever its
+	// networkmode) would run in the engine's, the sandbox's, where the
+	// agent's proxies and the auth proxy listen: the runtime gives it a new,
+	// empty one. Without that, both print REACHED (127.0.0.1:3128).
 	ctrRow("containers_build_network_host",
 		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN echo | nc -w 3 127.0.0.1 3128 >/dev/null && echo REACHED || echo UNREACHED\n' >$c/Containerfile && `+
-			`podman --remote build --no-cache --network host $c 2>&1 | grep -oE '^(REACHED|UNREACHED)$|stockade refused the container \(check [a-z_]*\)' | head -n 1`,
+			`a=$(podman --remote build --no-cache --network host $c 2>&1 | grep -oE '^(REACHED|UNREACHED)$|stockade refused the container \(check [a-z_]*\)' | head -n 1); `+
+			`b=$(docker build --no-cache -f $c/Containerfile $c 2>&1 | grep -oE '^(REACHED|UNREACHED)$|stockade refused the container \(check [a-z_]*\)' | head -n 1); echo "$a $b"`,
+		"UNREACHED UNREACHED"),
+	// One that joins a network namespace by path is refused.
+	ctrRow("containers_build_network_ns_path",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --network ns:/proc/self/ns/net $c`),
 		"stockade refused the container (check namespaces)"),
 	// A build step's bind of "/" binds the build context's root, never the
 	// engine's (buildah resolves a bind's source inside the context).
