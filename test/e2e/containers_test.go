@@ -10,11 +10,13 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -506,7 +508,16 @@ func TestContainersLeaveHostCgroups(t *testing.T) {
 			if was[name] {
 				continue
 			}
-			if cgroupLive(filepath.Join(dir, name)) {
+			if pids := cgroupPids(filepath.Join(dir, name)); len(pids) > 0 {
+				// Another sandbox's engine descends from its supervisor
+				// through the nsenter that started its launcher; this
+				// run's supervisor has exited, so a process of this run
+				// left behind has an orphaned nsenter, or none.
+				for _, pid := range pids {
+					if why := orphaned(pid); why != "" {
+						t.Fatalf("%s holds process %d after the run, %s: an engine process outlived its sandbox", name, pid, why)
+					}
+				}
 				t.Logf("%s: a live engine of another sandbox", name)
 				was[name] = true
 				continue
@@ -523,19 +534,54 @@ func TestContainersLeaveHostCgroups(t *testing.T) {
 	}
 }
 
-// cgroupLive reports whether the cgroup dir, or one below it, lists a
-// process (podman runs in a child "init" of its engine's cgroup).
-func cgroupLive(dir string) bool {
-	live := false
+// cgroupPids are the processes in the cgroup dir and those below it
+// (podman runs in a child "init" of its engine's cgroup).
+func cgroupPids(dir string) []int {
+	var pids []int
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.Name() == "cgroup.procs" {
-			if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) != "" {
-				live = true
+			b, _ := os.ReadFile(p)
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
 			}
 		}
 		return nil
 	})
-	return live
+	return pids
+}
+
+// orphaned says why pid is not a live sandbox's engine process, "" when it
+// is: among its ancestors is an nsenter (which started the launcher)
+// whose parent, a supervisor, is alive and not pid 1. A process that has
+// exited meanwhile is nothing to say.
+func orphaned(pid int) string {
+	for p, depth := pid, 0; p > 1 && depth < 64; depth++ {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			return "" // gone
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		s := string(stat)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open {
+			return "with an unreadable stat"
+		}
+		fields := strings.Fields(s[close+1:])
+		if len(fields) < 2 {
+			return "with an unreadable stat"
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		if s[open+1:close] == "nsenter" {
+			if ppid <= 1 {
+				return "its nsenter orphaned"
+			}
+			return ""
+		}
+		p = ppid
+	}
+	return "with no nsenter among its ancestors"
 }
 
 // storeOf is the project's engine storage in e's data directory, after a
