@@ -137,11 +137,21 @@ go test -count=1 -timeout 12m ./...
 echo "== race detector (internal packages; a -race build links cgo, which needs gcc)"
 CGO_ENABLED=1 go test -race -count=1 -timeout 12m ./internal/... >"$out/race.txt" 2>&1 || { cat "$out/race.txt"; exit 1; }
 echo "== fuzz (short)"
-go test -run XXX -fuzz FuzzParseFile -fuzztime 8s ./internal/policy/ >/dev/null
-go test -run XXX -fuzz FuzzParseRule -fuzztime 8s ./internal/egress/ >/dev/null
-go test -run XXX -fuzz FuzzSOCKS5Request -fuzztime 8s ./internal/egress/ >/dev/null
-go test -run XXX -fuzz FuzzVerify -fuzztime 8s ./internal/audit/ >/dev/null
-go test -run XXX -fuzz FuzzParse -fuzztime 8s ./internal/slurm/ >/dev/null
+# fuzz TARGET PKG runs one target for 8 s; its output is shown only when it
+# fails (a failing input is written to PKG/testdata/fuzz/TARGET).
+fuzz() {
+	local log
+	if ! log=$(go test -run XXX -fuzz "$1" -fuzztime 8s "$2" 2>&1); then
+		printf '%s\n' "$log" | grep -v '^fuzz: elapsed' | tail -n 60
+		echo "FAIL: fuzz $1 $2"
+		return 1
+	fi
+}
+fuzz FuzzParseFile ./internal/policy/
+fuzz FuzzParseRule ./internal/egress/
+fuzz FuzzSOCKS5Request ./internal/egress/
+fuzz FuzzVerify ./internal/audit/
+fuzz FuzzParse ./internal/slurm/
 
 if [ "$(id -u)" != 0 ]; then
 	echo "(not root: the pass as a second, unprivileged user is skipped)"
