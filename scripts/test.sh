@@ -138,14 +138,26 @@ echo "== race detector (internal packages; a -race build links cgo, which needs 
 CGO_ENABLED=1 go test -race -count=1 -timeout 12m ./internal/... >"$out/race.txt" 2>&1 || { cat "$out/race.txt"; exit 1; }
 echo "== fuzz (short)"
 # fuzz TARGET PKG runs one target for 8 s; its output is shown only when it
-# fails (a failing input is written to PKG/testdata/fuzz/TARGET).
+# fails (a failing input is written to PKG/testdata/fuzz/TARGET). The Go
+# fuzzer sometimes stops at its time limit with "context deadline
+# exceeded" and no failing input (golang/go#51484, the engine's own flake;
+# a fuzz run failed once in CI here and wrote no input): that alone is run
+# once more, and fails the second time.
 fuzz() {
-	local log
-	if ! log=$(go test -run XXX -fuzz "$1" -fuzztime 8s "$2" 2>&1); then
-		printf '%s\n' "$log" | grep -v '^fuzz: elapsed' | tail -n 60
-		echo "FAIL: fuzz $1 $2"
-		return 1
-	fi
+	local log try
+	for try in 1 2; do
+		if log=$(go test -run XXX -fuzz "$1" -fuzztime 8s "$2" 2>&1); then
+			return 0
+		fi
+		if [ "$try" = 1 ] && grep -q 'context deadline exceeded' <<<"$log" && ! grep -q 'Failing input written' <<<"$log"; then
+			echo "fuzz $1: the fuzzer stopped at its time limit with no failing input (golang/go#51484); once more"
+			continue
+		fi
+		break
+	done
+	printf '%s\n' "$log" | grep -v '^fuzz: elapsed' | tail -n 60
+	echo "FAIL: fuzz $1 $2"
+	return 1
 }
 fuzz FuzzParseFile ./internal/policy/
 fuzz FuzzParseRule ./internal/egress/
