@@ -123,9 +123,18 @@ func (c *capped) CloseWrite() error {
 // RefuseHTTP returns a refusal that answers an HTTP client with 503 and
 // msg, then lets it read the answer before the close.
 func RefuseHTTP(msg string) func(net.Conn) {
-	body := msg + "\n"
-	resp := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n" +
-		"Retry-After: 1\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	return refuseHTTP("503 Service Unavailable", "Retry-After: 1\r\n", msg+"\n")
+}
+
+// ForbidHTTP returns a refusal that answers an HTTP client with 403 and
+// body, then lets it read the answer before the close.
+func ForbidHTTP(body string) func(net.Conn) {
+	return refuseHTTP("403 Forbidden", "", body)
+}
+
+func refuseHTTP(status, headers, body string) func(net.Conn) {
+	resp := "HTTP/1.1 " + status + "\r\nContent-Type: text/plain; charset=utf-8\r\n" + headers +
+		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 	return func(conn net.Conn) {
 		if _, err := io.WriteString(conn, resp); err != nil {
 			return

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/accept"
 )
 
 // The registry proxy is the engine's: podman's HTTP_PROXY and HTTPS_PROXY
@@ -234,14 +236,14 @@ func (l engineOnly) Accept() (net.Conn, error) {
 		if l.stranger != nil {
 			l.stranger(c.RemoteAddr().String(), why)
 		}
-		go refuseStranger(c)
+		go func() {
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			refuseStranger(c)
+		}()
 	}
 }
 
-// refuseStranger answers c 403 with StrangerMessage and closes it.
-func refuseStranger(c net.Conn) {
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		len(StrangerMessage), StrangerMessage)
-}
+// refuseStranger answers a connection 403 with StrangerMessage, lets the
+// client read it, and closes it.
+var refuseStranger = accept.ForbidHTTP(StrangerMessage)
