@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/stockade-dev/stockade/internal/ocihook"
 )
@@ -78,7 +76,7 @@ func (c *hookCreateRuntimeCmd) Run() error {
 		if c.Events != "" {
 			// Best effort: the refusal stands whether or not the
 			// session hears of it.
-			report(c.Events, ocihook.Report{Check: r.Check, Field: r.Field, Reason: r.Reason, Container: st.ID, Image: st.image})
+			ocihook.Send(c.Events, ocihook.Report{Check: r.Check, Field: r.Field, Reason: r.Reason, Container: st.ID, Image: st.image})
 		}
 		return exitError{1}
 	}
@@ -148,24 +146,6 @@ func runtimeError(log, msg string) {
 	if tmp.Close() != nil || err != nil || os.Rename(tmp.Name(), log) != nil {
 		os.Remove(tmp.Name())
 	}
-}
-
-// report sends r to the session's events socket, waiting a second at most.
-func report(socket string, r ocihook.Report) {
-	b, err := json.Marshal(r)
-	if err != nil || len(b) >= ocihook.MaxReport {
-		r.Reason = r.Reason[:min(len(r.Reason), ocihook.MaxReport/2)]
-		if b, err = json.Marshal(r); err != nil || len(b) >= ocihook.MaxReport {
-			return
-		}
-	}
-	conn, err := net.DialTimeout("unix", socket, time.Second)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(time.Second))
-	conn.Write(append(b, '\n'))
 }
 
 // ownNamespaces identifies this process's namespaces by OCI type.

@@ -37,7 +37,7 @@ func runtimeMain(args []string) int {
 		if call.Log != "" {
 			runtimeError(call.Log, r.Error())
 		}
-		report(engine.EventsSocket, ocihook.Report{Check: r.Check, Field: r.Field, Reason: r.Reason, Container: lastArg(call.Args)})
+		ocihook.Send(engine.EventsSocket, ocihook.Report{Check: r.Check, Field: r.Field, Reason: r.Reason, Container: lastArg(call.Args)})
 		return 1
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "stockade runtime: %v\n", err)

@@ -43,6 +43,10 @@ const (
 	// see and runs the real runtime (ocihook.RuntimeCall).
 	RuntimeName = "stockade-runtime"
 	runtimePath = "/stockade-engine/" + RuntimeName
+	// podmanSocket is podman's own API socket: the launcher's, which
+	// only the launcher connects to (apiFilter); the command's clients
+	// reach podman through Socket, which the launcher serves.
+	podmanSocket = "/stockade-engine/podman.sock"
 )
 
 // containerPath is PATH in a container whose image sets none.

@@ -30,8 +30,10 @@
 //	  ◀── "ready" ─────────────────────                 root of its namespace;
 //	  the command starts                                cgroup2, then podman
 //
-// The launcher exits once the engine runs; the engine, like every process
-// of the sandbox's PID namespace, dies with init.
+// The launcher stays, without a capability, as the engine's reaper and as
+// the filter in front of its API: the command's clients reach podman only
+// through it (apiFilter). The launcher and the engine, like every process
+// of the sandbox's PID namespace, die with init.
 package engine
 
 import (

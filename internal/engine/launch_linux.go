@@ -50,9 +50,11 @@ func writeLaunch(w io.Writer, l launch) error { return json.NewEncoder(w).Encode
 // all of its capabilities and none of the host's, in the sandbox's mount
 // namespace before the command starts. It makes the socket, a private
 // mount namespace with the engine's root, and the engine's process, says
-// "ready" on the descriptor named by its first argument, and exits. The
-// second names the hooks' events socket, which it binds in the engine's
-// root for the supervisor, which holds the same socket, to accept on.
+// "ready" on the descriptor named by its first argument, and stays,
+// without a capability, as the engine's reaper and as the filter in front
+// of its API (apiFilter), which serves the socket. The second names the
+// hooks' events socket, which it binds in the engine's root for the
+// supervisor, which holds the same socket, to accept on.
 func launchMain() int {
 	if len(os.Args) < 5 {
 		return 2
@@ -105,16 +107,37 @@ func launchEngine(ready, events, store *os.File) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the engine's mounts private: %w", err)
 	}
-	if err := buildRoot(l, events, store); err != nil {
+	api, err := unixSocket()
+	if err != nil {
+		return fmt.Errorf("making podman's socket: %w", err)
+	}
+	if err := buildRoot(l, events, api, store); err != nil {
 		return err
 	}
 	events.Close()
 	if store != nil {
 		store.Close()
 	}
+	// The engine's root is this thread's alone (the mount namespace and
+	// pivot_root above): the filter, on any thread, reaches its sockets
+	// through a descriptor of their directory.
+	dir, err := unix.Open(confDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening the engine's configuration: %w", os.NewSyscallError("open", err))
+	}
+	at := func(name string) string { return fmt.Sprintf("/proc/self/fd/%d/%s", dir, filepath.Base(name)) }
+	filter := &apiFilter{
+		dial:    func() (net.Conn, error) { return net.Dial("unix", at(podmanSocket)) },
+		refused: func(r ocihook.Report) { ocihook.Send(at(EventsSocket), r) },
+	}
+	public, err := net.FileListener(ln)
+	ln.Close()
+	if err != nil {
+		return fmt.Errorf("serving the engine's socket: %w", err)
+	}
 	cmd := exec.Command("/proc/self/exe", serveArg)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.ExtraFiles = []*os.File{ln}
+	cmd.ExtraFiles = []*os.File{api}
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -139,13 +162,19 @@ func launchEngine(ready, events, store *os.File) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the engine's process: %w", err)
 	}
-	ln.Close()
+	api.Close()
 	// The supervisor tells the engine's own connections from others'
 	// by this process (engineOnly): a pidfd of it goes with the
 	// listeners.
 	pidfd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
 	if err != nil {
 		return fmt.Errorf("opening a pidfd of the engine's process: %w", os.NewSyscallError("pidfd_open", err))
+	}
+	// Reaping and the filter need no capability: drop all, on every
+	// thread, before the supervisor hears "ready" (a failure is the
+	// session's) and before the filter serves a request.
+	if err := dropCaps(); err != nil {
+		return err
 	}
 	sent := append(pods, os.NewFile(uintptr(pidfd), "pidfd"))
 	err = sendReady(ready, sent)
@@ -156,16 +185,22 @@ func launchEngine(ready, events, store *os.File) error {
 		return err
 	}
 	ready.Close()
-	// Reaping needs no capability: drop all, on every thread.
-	if err := dropCaps(); err != nil {
-		return err
-	}
+	go filter.serve(public)
 	for {
 		var ws unix.WaitStatus
 		if _, err := unix.Wait4(-1, &ws, 0, nil); err == unix.ECHILD {
 			return nil
 		}
 	}
+}
+
+// unixSocket is a new, unbound stream socket.
+func unixSocket() (*os.File, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	return os.NewFile(uintptr(fd), "socket"), nil
 }
 
 // closeOnExec marks every descriptor above stderr close-on-exec.
@@ -187,6 +222,9 @@ func dropCaps() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		if e == syscall.ENOTSUP {
+			return errors.New("the engine's launcher cannot drop its capabilities on every thread in a build with cgo; build stockade with CGO_ENABLED=0 (README, Quick start)")
+		}
 		return os.NewSyscallError("capset", e)
 	}
 	return nil

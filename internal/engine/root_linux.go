@@ -53,7 +53,7 @@ var later = []struct {
 // The storage is the project's, when store is a detached mount of it
 // (Engine.UseStore), moved onto the storage's path here, in the engine's
 // mount namespace alone: the sandbox's view never holds it. Else a tmpfs.
-func buildRoot(l launch, events, store *os.File) error {
+func buildRoot(l launch, events, api, store *os.File) error {
 	uid, gid := l.UID, l.GID
 	entries, err := os.ReadDir("/")
 	if err != nil {
@@ -93,7 +93,7 @@ func buildRoot(l launch, events, store *os.File) error {
 	if err := os.MkdirAll(filepath.Join(newRoot, "/sys/fs/cgroup"), 0o755); err != nil {
 		return err
 	}
-	if err := writeConf(l, events); err != nil {
+	if err := writeConf(l, events, api); err != nil {
 		return err
 	}
 	// The configuration is read-only to the engine: in its namespace the
@@ -126,7 +126,7 @@ func buildRoot(l launch, events, store *os.File) error {
 // view, and a file of another mount namespace cannot be bound here), and
 // the socket on which the createRuntime hook reports to the supervisor,
 // the engine's root's alone.
-func writeConf(l launch, events *os.File) error {
+func writeConf(l launch, events, api *os.File) error {
 	dir := filepath.Join(newRoot, confDir)
 	facts, err := json.Marshal(l.Facts)
 	if err != nil {
@@ -162,20 +162,35 @@ func writeConf(l launch, events *os.File) error {
 	if err := os.Link(filepath.Join(newRoot, binary), filepath.Join(newRoot, runtimePath)); err != nil {
 		return fmt.Errorf("linking the engine's runtime: %w", err)
 	}
-	sock := filepath.Join(newRoot, EventsSocket)
-	if err := unix.Bind(int(events.Fd()), &unix.SockaddrUnix{Name: sock}); err != nil {
-		return fmt.Errorf("making the hooks' events socket: %w", os.NewSyscallError("bind", err))
-	}
-	// The engine's root (the user's id in the sandbox) may connect; the
-	// socket's directory is read-only to it.
-	if err := os.Chown(sock, l.UID, l.GID); err != nil {
+	// The engine's root (the user's id in the sandbox) may connect to the
+	// events socket, and the launcher by its group (apiFilter's
+	// refusals), an id the engine's namespace does not map; the socket's
+	// directory is read-only to the engine. Podman's own socket is the
+	// launcher's alone.
+	if err := bindSocket(events, EventsSocket, l.UID, os.Getgid(), 0o660); err != nil {
 		return fmt.Errorf("making the hooks' events socket: %w", err)
 	}
-	if err := os.Chmod(sock, 0o600); err != nil {
-		return fmt.Errorf("making the hooks' events socket: %w", err)
+	if err := bindSocket(api, podmanSocket, os.Getuid(), os.Getgid(), 0o600); err != nil {
+		return fmt.Errorf("making podman's socket: %w", err)
 	}
-	if err := unix.Listen(int(events.Fd()), 16); err != nil {
-		return fmt.Errorf("making the hooks' events socket: %w", os.NewSyscallError("listen", err))
+	return nil
+}
+
+// bindSocket binds the unbound socket f at name in the engine's root,
+// owned by uid and gid with mode perm, and listens on it.
+func bindSocket(f *os.File, name string, uid, gid int, perm os.FileMode) error {
+	sock := filepath.Join(newRoot, name)
+	if err := unix.Bind(int(f.Fd()), &unix.SockaddrUnix{Name: sock}); err != nil {
+		return os.NewSyscallError("bind", err)
+	}
+	if err := os.Chown(sock, uid, gid); err != nil {
+		return err
+	}
+	if err := os.Chmod(sock, perm); err != nil {
+		return err
+	}
+	if err := unix.Listen(int(f.Fd()), 64); err != nil {
+		return os.NewSyscallError("listen", err)
 	}
 	return nil
 }

@@ -1,5 +1,11 @@
 package ocihook
 
+import (
+	"encoding/json"
+	"net"
+	"time"
+)
+
 // Report is what the createRuntime hook tells the session of a container it
 // refused: one JSON line on the engine's events socket, for the session's
 // audit log. The hook runs in the engine's namespaces; what it reports is
@@ -25,4 +31,23 @@ func (r Report) Fields() map[string]any {
 		f["image"] = r.Image
 	}
 	return f
+}
+
+// Send sends r to the session's events socket, waiting a second at most.
+// A reason too long for one report is cut.
+func Send(socket string, r Report) {
+	b, err := json.Marshal(r)
+	if err != nil || len(b) >= MaxReport {
+		r.Reason = r.Reason[:min(len(r.Reason), MaxReport/2)]
+		if b, err = json.Marshal(r); err != nil || len(b) >= MaxReport {
+			return
+		}
+	}
+	conn, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Second))
+	conn.Write(append(b, '\n'))
 }

@@ -226,6 +226,28 @@ var containerRows = []row{
 	ctrRow("containers_build_network_ns_path",
 		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --network ns:/proc/self/ns/net $c`),
 		"stockade refused the container (check namespaces)"),
+	// A build with isolation chroot: buildah runs the RUN step itself, not
+	// through the engine's runtime, so none of the build checks apply (it
+	// is in the engine's network namespace, the sandbox's, whatever the
+	// network). The filter in front of the engine's API refuses the
+	// parameter, however it is spelled or reached: podman's flag, the
+	// BUILDAH_ISOLATION its client reads, the libpod API's number or a
+	// case-folded name. Without the filter each prints REACHED.
+	ctrRow("containers_build_isolation_chroot",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN echo | nc -w 3 127.0.0.1 3128 >/dev/null && echo REACHED || echo UNREACHED\n' >$c/Containerfile && `+
+			`a=$(podman --remote build --no-cache --isolation chroot --network host $c 2>&1 | `+apiRefusal+`); `+
+			`b=$(BUILDAH_ISOLATION=chroot podman --remote build --no-cache --network host $c 2>&1 | `+apiRefusal+`); echo "$a $b"`,
+		"stockade refused the request (isolation) stockade refused the request (isolation)"),
+	ctrRow("containers_build_isolation_api",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN echo | nc -w 3 127.0.0.1 3128 >/dev/null && echo REACHED || echo UNREACHED\n' >$c/Containerfile && `+
+			`for q in isolation=2 ISOLATION=chroot i%C5%BFolation=chroot 'isolation=oci&isolation=chroot'; do `+
+			`tar -C $c -cf - . | curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @- "http://d/v4.0.0/libpod/build?networkmode=host&$q" | `+apiRefusal+`; done | sort | uniq -c | tr -s ' '`,
+		"4 stockade refused the request (isolation)"),
+	// A restore imports a container's whole configuration, its runtime
+	// among it, from an archive the client sends.
+	ctrRow("containers_restore_import",
+		`curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @/dev/null 'http://d/v4.0.0/libpod/containers/x/restore?import=1' | `+apiRefusal,
+		"stockade refused the request (checkpoint)"),
 	// A build step's bind of "/" binds the build context's root, never the
 	// engine's (buildah resolves a bind's source inside the context).
 	ctrRow("containers_build_mount_root",
@@ -298,6 +320,11 @@ var containerRows = []row{
 func refusedBy(cmd string) string {
 	return cmd + ` 2>&1 | grep -o 'stockade refused the container (check [a-z_]*)' | head -n 1`
 }
+
+// apiRefusal prints the start of the engine API filter's refusal,
+// "stockade refused the request (check NAME)", or the RUN step's
+// REACHED or UNREACHED when the request went through.
+const apiRefusal = `grep -oE 'stockade refused the request \([a-z_]*\)|^(REACHED|UNREACHED)$' | head -n 1`
 
 // otherStore makes another project's kept engine storage, with a record.
 func otherStore(fx *fixture) error {

@@ -1,0 +1,260 @@
+package engine
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stockade-dev/stockade/internal/ocihook"
+)
+
+// apiFilter stands between the command and podman's API: the command's
+// clients connect to Socket, which the launcher serves, and each request
+// they send is read, checked, and sent on to podman on a connection of
+// the filter's own. It refuses what podman offers but no setting of its
+// configuration forbids, and what would pass none of the hooks' and the
+// runtime's checks (refusal).
+//
+// Every request of a connection is read and checked, one after another,
+// so a second request on a kept-alive connection is checked as the first
+// was. A request goes on as the filter read it, written again by
+// net/http, its query re-encoded from what was checked: podman parses
+// exactly what was judged, never the client's bytes. Only an answer that
+// takes the connection over (101, or the Docker API's raw stream: attach
+// and exec) turns it into a plain relay: podman reads no further request
+// on a connection it has taken over.
+type apiFilter struct {
+	// dial connects to podman's own socket.
+	dial func() (net.Conn, error)
+	// refused hears each request the filter refuses (nil: none).
+	refused func(ocihook.Report)
+}
+
+// maxAPIHeader bounds a request's line and header, as net/http's server
+// does (http.DefaultMaxHeaderBytes).
+const maxAPIHeader = 1 << 20
+
+// serve serves ln until it is closed.
+func (f *apiFilter) serve(ln net.Listener) error {
+	var pause time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// Out of descriptors, most likely: the command's many
+			// clients. Wait, and go on.
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			time.Sleep(pause)
+			continue
+		}
+		pause = 0
+		go f.conn(c)
+	}
+}
+
+// conn serves one connection of the command's.
+func (f *apiFilter) conn(c net.Conn) {
+	defer c.Close()
+	lr := &io.LimitedReader{R: c}
+	br := bufio.NewReader(lr)
+	var up net.Conn
+	var ubr *bufio.Reader
+	defer func() {
+		if up != nil {
+			up.Close()
+		}
+	}()
+	for {
+		lr.N = maxAPIHeader
+		if _, err := br.Peek(1); err != nil {
+			return // the client is done
+		}
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the request is cut short, or its header is over 1 MiB")
+			}
+			apiError(c, http.StatusBadRequest, "stockade: a request to the container engine that could not be read: "+err.Error())
+			return
+		}
+		lr.N = 1 << 62
+		if req.ProtoMajor != 1 {
+			apiError(c, http.StatusBadRequest, "stockade: a request to the container engine that could not be read: "+req.Proto+" is not HTTP/1")
+			return
+		}
+		if r := refusal(req); r != nil {
+			if f.refused != nil {
+				f.refused(*r)
+			}
+			apiError(c, http.StatusForbidden, "stockade refused the request ("+r.Check+"): "+r.Reason)
+			return
+		}
+		if up == nil {
+			if up, err = f.dial(); err != nil {
+				apiError(c, http.StatusBadGateway, "stockade: the container engine does not answer: "+err.Error())
+				return
+			}
+			ubr = bufio.NewReader(up)
+		}
+		// The request is written while the answer is read: podman may
+		// answer (100 Continue, an early error) before the body is in.
+		sent := make(chan error, 1)
+		go func() { sent <- req.Write(up) }()
+		resp, err := answer(ubr, req, c)
+		if err != nil {
+			apiError(c, http.StatusBadGateway, "stockade: the container engine's answer could not be read: "+err.Error())
+			return
+		}
+		if takenOver(resp) {
+			relay(c, br, up, ubr, resp)
+			return
+		}
+		werr := resp.Write(c)
+		resp.Body.Close()
+		if werr != nil || <-sent != nil || resp.Close || req.Close {
+			return
+		}
+	}
+}
+
+// answer reads podman's answer to req, passing any interim one (100
+// Continue) on to the client first.
+func answer(ubr *bufio.Reader, req *http.Request, c io.Writer) (*http.Response, error) {
+	for {
+		resp, err := http.ReadResponse(ubr, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+		if err := writeHead(c, resp); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// takenOver tells an answer after which the connection is a stream, no
+// longer HTTP: an upgrade, or the Docker API's attach and exec, which
+// answer 200 with a raw stream when the client asked for no upgrade.
+func takenOver(resp *http.Response) bool {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return true
+	}
+	switch strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]) {
+	case "application/vnd.docker.raw-stream", "application/vnd.docker.multiplexed-stream":
+		return true
+	}
+	return false
+}
+
+// writeHead writes resp's status line and header as podman sent them.
+func writeHead(w io.Writer, resp *http.Response) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
+	h := resp.Header.Clone()
+	if len(resp.TransferEncoding) > 0 {
+		h.Set("Transfer-Encoding", strings.Join(resp.TransferEncoding, ", "))
+	}
+	h.Write(bw)
+	bw.WriteString("\r\n")
+	return bw.Flush()
+}
+
+// relay passes a taken-over connection's bytes both ways until podman's
+// side ends; the client's end of input is passed on as a half-close.
+func relay(c net.Conn, br *bufio.Reader, up net.Conn, ubr *bufio.Reader, resp *http.Response) {
+	if writeHead(c, resp) != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		io.Copy(up, br)
+		if cw, ok := up.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+	}()
+	io.Copy(c, ubr)
+	// podman is done: so is the client's side.
+	c.Close()
+	up.Close()
+	wg.Wait()
+}
+
+// apiError answers with podman's own form of an error, which the docker
+// and podman clients print, and closes the connection's writing side.
+func apiError(c net.Conn, status int, msg string) {
+	body, _ := json.Marshal(map[string]any{"cause": msg, "message": msg, "response": status})
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s\n",
+		status, http.StatusText(status), len(body)+1, body)
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	drainConn(c)
+}
+
+// drainConn half-closes c and reads what the client still sends, so that
+// the close is no reset, which can destroy the answer before the client
+// reads it.
+func drainConn(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	io.Copy(io.Discard, io.LimitReader(c, 64<<20))
+}
+
+// isolations are the build isolations the filter lets through (the
+// libpod API's isolation parameter, by name or by buildah's number):
+// those whose RUN steps go through the engine's runtime, where the build
+// checks are. buildah's chroot (2, and any other) runs a step itself.
+var isolations = map[string]bool{
+	"": true, "default": true, "oci": true, "rootless": true,
+	"0": true, "1": true, "3": true,
+}
+
+// refusal is why req may not reach podman, or nil.
+func refusal(req *http.Request) *ocihook.Report {
+	q, err := url.ParseQuery(req.URL.RawQuery)
+	if err != nil {
+		return &ocihook.Report{Check: "request", Field: "query",
+			Reason: "a query podman would read otherwise than stockade (" + err.Error() + "); separate parameters with & only"}
+	}
+	for key, values := range q {
+		// podman decodes a query into its parameters by gorilla/schema,
+		// which matches names with strings.EqualFold: "Isolation",
+		// "ISOLATION" and "iſolation" are all isolation.
+		if !strings.EqualFold(key, "isolation") {
+			continue
+		}
+		for _, v := range values {
+			if !isolations[strings.ToLower(v)] {
+				if v == "2" {
+					v = "2 (chroot)" // as podman's client sends it
+				}
+				return &ocihook.Report{Check: "isolation", Field: "isolation",
+					Reason: fmt.Sprintf("a build with isolation %q runs its steps outside the engine's runtime, where none of the build checks apply; build with the default isolation (no --isolation, no BUILDAH_ISOLATION)", v)}
+			}
+		}
+	}
+	// Checkpoint and restore: a restore imports a whole container
+	// configuration from an archive the client sends, runtime included,
+	// past the precreate hook.
+	segs := strings.Split(strings.Trim(path.Clean("/"+req.URL.Path), "/"), "/")
+	if n := len(segs); n >= 3 && segs[n-3] == "containers" && (segs[n-1] == "checkpoint" || segs[n-1] == "restore") {
+		return &ocihook.Report{Check: "checkpoint", Field: segs[n-1],
+			Reason: "checkpoint and restore are not offered: a restore takes the container's whole configuration from the archive, past the engine's checks"}
+	}
+	req.URL.RawQuery = q.Encode()
+	return nil
+}
