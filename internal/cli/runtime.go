@@ -98,11 +98,12 @@ func execPolicy(call ocihook.RuntimeCall, f ocihook.Facts) ([]string, error) {
 	return append(append([]string{}, cmd...), e.WithProcess(call.CommandArgs(), tmp.Name())...), nil
 }
 
-// buildPolicy checks a container the hooks do not see: one whose bundle is
-// not the engine's bundle of a container of its own, a build's RUN step,
-// and gives it a network namespace of its own if it has none
-// (ocihook.IsolateBuild). The engine's own containers are the hooks' to
-// check.
+// buildPolicy refuses, for every container, the annotations the runtime
+// acts on (ocihook.CheckRuntimeAnnotations); then checks a container the
+// hooks do not see: one whose bundle is not the engine's bundle of a
+// container of its own, a build's RUN step, and gives it a network
+// namespace of its own if it has none (ocihook.IsolateBuild). The
+// engine's own containers are the hooks' to check.
 func buildPolicy(call ocihook.RuntimeCall, f ocihook.Facts) error {
 	args := call.CommandArgs()
 	bundle := "."
@@ -113,13 +114,18 @@ func buildPolicy(call ocihook.RuntimeCall, f ocihook.Facts) error {
 			bundle = v
 		}
 	}
-	if id := lastArg(args); id != "" && filepath.Clean(bundle) == ocihook.Bundle(f, id) {
-		return nil
-	}
 	path := filepath.Join(bundle, "config.json")
 	config, err := readBounded(path)
 	if err != nil {
 		return err
+	}
+	// What the runtime itself reads from the config, before any hook,
+	// is checked for every container.
+	if err := ocihook.CheckRuntimeAnnotations(config); err != nil {
+		return err
+	}
+	if id := lastArg(args); id != "" && filepath.Clean(bundle) == ocihook.Bundle(f, id) {
+		return nil
 	}
 	if err := ocihook.CheckBuild(config); err != nil {
 		return err

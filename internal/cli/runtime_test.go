@@ -81,6 +81,27 @@ func TestRuntimePolicy(t *testing.T) {
 	if _, err := applyPolicy(call("create", "--bundle", build, "--no-new-keyring", "buildah-buildah1"), f); !errors.As(err, &r) || r.Check != "seccomp" {
 		t.Errorf("a build's container without seccomp: %v", err)
 	}
+	// An annotation the runtime acts on is refused for every container,
+	// the engine's own too: the runtime reads it before any hook runs.
+	for _, dir := range []string{bundle, build} {
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(config))
+		dec.UseNumber()
+		dec.Decode(&m)
+		m["annotations"] = map[string]any{"run.oci.seccomp_bpf_data": "BgAAAAAA/38="}
+		b, _ := json.Marshal(m)
+		os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644)
+		id := ctrID
+		if dir == build {
+			id = "buildah-buildah1"
+		}
+		if _, err := applyPolicy(call("create", "--bundle", dir, id), f); !errors.As(err, &r) || r.Check != "annotations" || r.Field != "annotations.run.oci.seccomp_bpf_data" {
+			t.Errorf("%s: a container with crun's seccomp_bpf_data: %v", dir, err)
+		}
+		if _, err := applyPolicy(call("run", "--bundle", dir, id), f); !errors.As(err, &r) || r.Check != "annotations" {
+			t.Errorf("%s: run with crun's seccomp_bpf_data: %v", dir, err)
+		}
+	}
 	// Other commands pass as they are.
 	if args, err := applyPolicy(call("--log", "/l", "start", ctrID), f); err != nil || !slices.Equal(args, []string{"--log", "/l", "start", ctrID}) {
 		t.Errorf("start: %q, %v", args, err)

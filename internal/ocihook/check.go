@@ -53,6 +53,7 @@ var checks = []check{
 	{"sysctl", checkSysctl},
 	{"rlimits", checkRlimits},
 	{"image", checkImage},
+	{"annotations", checkAnnotations},
 }
 
 // Check validates config against the session's facts and returns a
@@ -85,6 +86,57 @@ func Check(config []byte, f Facts) error {
 		if field, reason := c.run(&s, &f); reason != "" {
 			return &Refusal{c.name, field, reason}
 		}
+	}
+	return nil
+}
+
+// runtimeAnnotation tells an annotation the runtime (crun) acts on: each
+// one replaces or widens what the config says, before any hook runs or
+// past every check. run.oci.seccomp_bpf_data loads a filter of the
+// client's in place of the config's seccomp, run.oci.seccomp.plugins
+// loads a library into the runtime itself, run.oci.hooks.stdout has the
+// runtime create a file of the client's naming, run.oci.handler and the
+// wasm variant run the container by another program,
+// run.oci.keep_original_groups keeps the engine's groups.
+func runtimeAnnotation(key string) bool {
+	return strings.HasPrefix(key, "run.oci.") || key == "module.wasm.image/variant"
+}
+
+// checkAnnotations refuses an annotation the runtime acts on
+// (runtimeAnnotation). The engine's runtime refuses one before the runtime
+// reads the config (CheckRuntimeAnnotations); this is the hook's word on
+// it too.
+func checkAnnotations(s *Spec, _ *Facts) (string, string) {
+	keys := make([]string, 0, len(s.Annotations))
+	for k := range s.Annotations {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if runtimeAnnotation(k) {
+			return "annotations." + k, "an annotation the runtime acts on, past the config's checks (seccomp, groups, the runtime's own files)"
+		}
+	}
+	return "", ""
+}
+
+// CheckRuntimeAnnotations refuses a config, any container's or build
+// step's, with an annotation the runtime acts on (checkAnnotations). The
+// engine's runtime runs it on every create before the real runtime reads
+// the config: the createRuntime hook runs only once the runtime has
+// opened the hooks' output files and loaded its seccomp plugins.
+func CheckRuntimeAnnotations(config []byte) error {
+	if err := checkKeys(config); err != nil {
+		return &Refusal{"config", "config.json", err.Error()}
+	}
+	var s struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := json.Unmarshal(config, &s); err != nil {
+		return &Refusal{"config", "config.json", err.Error()}
+	}
+	if field, reason := checkAnnotations(&Spec{Annotations: s.Annotations}, nil); reason != "" {
+		return &Refusal{"annotations", field, reason}
 	}
 	return nil
 }

@@ -253,6 +253,11 @@ func TestCheck(t *testing.T) {
 		}, nil},
 		{"kcore unmasked", "masked_paths", "linux.maskedPaths", func(m cfg) { lin(m)["maskedPaths"] = []any{"/proc/acpi"} }, nil},
 		{"/proc/sys writable", "readonly_paths", "linux.readonlyPaths", func(m cfg) { lin(m)["readonlyPaths"] = []any{} }, nil},
+		{"crun's seccomp_bpf_data", "annotations", "annotations.run.oci.seccomp_bpf_data", func(m cfg) {
+			m["annotations"] = cfg{"org.example": "x", "run.oci.seccomp_bpf_data": "BgAAAAAA/38="}
+		}, nil},
+		{"crun's seccomp plugins", "annotations", "annotations.run.oci.seccomp.plugins", func(m cfg) { m["annotations"] = cfg{"run.oci.seccomp.plugins": "/w/p.so"} }, nil},
+		{"crun's wasm handler", "annotations", "annotations.module.wasm.image/variant", func(m cfg) { m["annotations"] = cfg{"module.wasm.image/variant": "compat"} }, nil},
 		{"--sysctl kernel.*", "sysctl", "linux.sysctl", func(m cfg) { lin(m)["sysctl"] = cfg{"kernel.shm_rmid_forced": "1"} }, nil},
 		{"core dumps", "rlimits", "process.rlimits[1]", func(m cfg) {
 			proc(m)["rlimits"].([]any)[1].(cfg)["hard"] = 1

@@ -177,6 +177,7 @@ var buildChecks = []check{
 	{"hooks", checkHooks},
 	{"propagation", checkPropagation},
 	{"namespaces", checkBuildNetwork},
+	{"annotations", checkAnnotations},
 }
 
 // checkBuildNetwork refuses a RUN step that joins an existing network

@@ -243,6 +243,18 @@ var containerRows = []row{
 			`for q in isolation=2 ISOLATION=chroot i%C5%BFolation=chroot 'isolation=oci&isolation=chroot'; do `+
 			`tar -C $c -cf - . | curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @- "http://d/v4.0.0/libpod/build?networkmode=host&$q" | `+apiRefusal+`; done | sort | uniq -c | tr -s ' '`,
 		"4 stockade refused the request (isolation)"),
+	// Annotations crun acts on before any hook runs, past the config's
+	// checks: a seccomp filter of the client's in place of the config's
+	// (this one refuses every system call: without the check the
+	// container dies at its first), and a file crun creates for the
+	// hooks' output, at a path the client names.
+	ctrRow("containers_annotation_seccomp_bpf",
+		refusedBy(`podman --remote run --rm --annotation run.oci.seccomp_bpf_data=BgAAAAEABQA= img true`),
+		"stockade refused the container (check annotations)"),
+	ctrRow("containers_annotation_hooks_stdout",
+		`a=$(`+refusedBy(`podman --remote run --rm --annotation run.oci.hooks.stdout=$HOME/planted img true`)+`); `+
+			`test -e $HOME/planted && echo "$a CREATED" || echo "$a ABSENT"`,
+		"stockade refused the container (check annotations) ABSENT"),
 	// A restore imports a container's whole configuration, its runtime
 	// among it, from an archive the client sends.
 	ctrRow("containers_restore_import",
