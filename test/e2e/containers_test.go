@@ -398,9 +398,16 @@ var sandboxID = regexp.MustCompile(`stockade: sandbox ([0-9a-f]+):`)
 func TestContainerRefusalAudited(t *testing.T) {
 	requireContainers(t)
 	e := newEnv(t)
-	r := e.run("", nil, "run", "--containers", "--", "sh", "-c", importImage+"podman --remote run --rm --cap-add ALL img true")
+	// The hook's refusal, the runtime's (an annotation crun acts on) and
+	// the API filter's (a chroot build), each an event of the session.
+	r := e.run("", nil, "run", "--containers", "--", "sh", "-c", importImage+
+		"podman --remote run --rm --annotation run.oci.hooks.stdout=/tmp/x img true; "+
+		"c=$(mktemp -d); printf 'FROM localhost/img\\nRUN true\\n' >$c/Containerfile; podman --remote build --isolation chroot $c; "+
+		"podman --remote run --rm --cap-add ALL img true")
 	const refusal = "stockade refused the container (check capabilities): process.capabilities.bounding: "
-	if r.code == 0 || !strings.Contains(r.stderr, refusal) {
+	if r.code == 0 || !strings.Contains(r.stderr, refusal) ||
+		!strings.Contains(r.stderr, "stockade refused the container (check annotations): annotations.run.oci.hooks.stdout: ") ||
+		!strings.Contains(r.stderr, `stockade refused the request (isolation): a build with isolation "2 (chroot)" runs its steps outside the engine's runtime`) {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	m := sandboxID.FindStringSubmatch(r.stderr)
@@ -409,7 +416,9 @@ func TestContainerRefusalAudited(t *testing.T) {
 	}
 	logs := e.run("", nil, "logs", "-s", m[1])
 	if !strings.Contains(logs.stdout, "engine: container refused (check capabilities): process.capabilities.bounding: ") ||
-		!strings.Contains(logs.stdout, "image localhost/img:latest") {
+		!strings.Contains(logs.stdout, "image localhost/img:latest") ||
+		!strings.Contains(logs.stdout, "engine: container refused (check annotations): annotations.run.oci.hooks.stdout: ") ||
+		!strings.Contains(logs.stdout, "engine: container refused (check isolation): isolation: ") {
 		t.Errorf("the audit log has no refusal:\n%s%s", logs.stdout, logs.stderr)
 	}
 	if v := e.run("", nil, "logs", "-s", m[1], "--verify"); v.code != 0 {
