@@ -102,6 +102,11 @@ func TestRuntimePolicy(t *testing.T) {
 			t.Errorf("%s: run with crun's seccomp_bpf_data: %v", dir, err)
 		}
 	}
+	for _, cmd := range []string{"checkpoint", "restore"} {
+		if _, err := applyPolicy(call(cmd, "--image-path", "/x", ctrID), f); !errors.As(err, &r) || r.Check != "checkpoint" {
+			t.Errorf("%s: %v", cmd, err)
+		}
+	}
 	// Other commands pass as they are.
 	if args, err := applyPolicy(call("--log", "/l", "start", ctrID), f); err != nil || !slices.Equal(args, []string{"--log", "/l", "start", ctrID}) {
 		t.Errorf("start: %q, %v", args, err)

@@ -37,15 +37,27 @@ type apiFilter struct {
 	dial func() (net.Conn, error)
 	// refused hears each request the filter refuses (nil: none).
 	refused func(ocihook.Report)
+	// conns bounds the connections served at once (0: maxAPIConns).
+	conns int
 }
 
-// maxAPIHeader bounds a request's line and header, as net/http's server
-// does (http.DefaultMaxHeaderBytes).
-const maxAPIHeader = 1 << 20
+// maxAPIHeader bounds a request's line and header (the Docker API's
+// largest, X-Registry-Config, holds a few KiB per registry), and
+// maxAPIConns the connections served at once, so that the command's
+// clients cannot make the launcher, outside the session's memory limit,
+// hold much: 64 MiB of headers at most.
+const (
+	maxAPIHeader = 256 << 10
+	maxAPIConns  = 256
+)
 
 // serve serves ln until it is closed.
 func (f *apiFilter) serve(ln net.Listener) error {
 	var pause time.Duration
+	if f.conns == 0 {
+		f.conns = maxAPIConns
+	}
+	slots := make(chan struct{}, f.conns)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -59,7 +71,18 @@ func (f *apiFilter) serve(ln net.Listener) error {
 			continue
 		}
 		pause = 0
-		go f.conn(c)
+		select {
+		case slots <- struct{}{}:
+			go func() {
+				defer func() { <-slots }()
+				f.conn(c)
+			}()
+		default:
+			go func() {
+				defer c.Close()
+				apiError(c, http.StatusServiceUnavailable, fmt.Sprintf("stockade: the container engine's socket serves %d connections at once; close some and retry", f.conns))
+			}()
+		}
 	}
 }
 
@@ -83,7 +106,7 @@ func (f *apiFilter) conn(c net.Conn) {
 		req, err := http.ReadRequest(br)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				err = errors.New("the request is cut short, or its header is over 1 MiB")
+				err = fmt.Errorf("the request is cut short, or its header is over %d KiB", maxAPIHeader>>10)
 			}
 			apiError(c, http.StatusBadRequest, "stockade: a request to the container engine that could not be read: "+err.Error())
 			return
@@ -249,11 +272,15 @@ func refusal(req *http.Request) *ocihook.Report {
 	}
 	// Checkpoint and restore: a restore imports a whole container
 	// configuration from an archive the client sends, runtime included,
-	// past the precreate hook.
-	segs := strings.Split(strings.Trim(path.Clean("/"+req.URL.Path), "/"), "/")
-	if n := len(segs); n >= 3 && segs[n-3] == "containers" && (segs[n-1] == "checkpoint" || segs[n-1] == "restore") {
-		return &ocihook.Report{Check: "checkpoint", Field: segs[n-1],
-			Reason: "checkpoint and restore are not offered: a restore takes the container's whole configuration from the archive, past the engine's checks"}
+	// past the precreate hook. Podman routes on the escaped path
+	// (gorilla/mux's UseEncodedPath: a name "x%2Fy" is one segment),
+	// and the decoded one is what a cleaner would see: both are judged.
+	for _, p := range []string{req.URL.Path, req.URL.EscapedPath()} {
+		segs := strings.Split(strings.Trim(path.Clean("/"+p), "/"), "/")
+		if n := len(segs); n >= 3 && segs[n-3] == "containers" && (segs[n-1] == "checkpoint" || segs[n-1] == "restore") {
+			return &ocihook.Report{Check: "checkpoint", Field: segs[n-1],
+				Reason: "checkpoint and restore are not offered: a restore takes the container's whole configuration from the archive, past the engine's checks"}
+		}
 	}
 	req.URL.RawQuery = q.Encode()
 	return nil

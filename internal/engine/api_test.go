@@ -77,6 +77,11 @@ func (p *fakePodman) requests() []string {
 // filter's address, the fake, and the refusals heard.
 func startFilter(t *testing.T) (string, *fakePodman, func() []ocihook.Report) {
 	t.Helper()
+	return startFilterConns(t, 0)
+}
+
+func startFilterConns(t *testing.T, conns int) (string, *fakePodman, func() []ocihook.Report) {
+	t.Helper()
 	dir := t.TempDir()
 	up, err := net.Listen("unix", filepath.Join(dir, "podman.sock"))
 	if err != nil {
@@ -94,6 +99,7 @@ func startFilter(t *testing.T) (string, *fakePodman, func() []ocihook.Report) {
 	var mu sync.Mutex
 	var heard []ocihook.Report
 	f := &apiFilter{
+		conns: conns,
 		dial: func() (net.Conn, error) { return net.Dial("unix", filepath.Join(dir, "podman.sock")) },
 		refused: func(r ocihook.Report) {
 			mu.Lock()
@@ -221,6 +227,8 @@ func TestAPIFilterCheckpoint(t *testing.T) {
 		"/libpod/containers/c/restore",
 		"/v4.0.0/libpod/containers/x/../c/restore",
 		"/v4.0.0/libpod/containers/c/%72estore",
+		"/v4.0.0/libpod/containers/x%2Fy/restore?import=1",
+		"/v4.0.0/libpod/containers/x%2fy/checkpoint",
 	} {
 		out := raw(t, sock, "POST "+uri+" HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n")
 		if !strings.HasPrefix(out, "HTTP/1.1 403 ") {
@@ -230,8 +238,8 @@ func TestAPIFilterCheckpoint(t *testing.T) {
 	if got := fake.requests(); len(got) != 0 {
 		t.Errorf("refused requests reached podman: %q", got)
 	}
-	if got := heard(); len(got) != 5 || got[0].Check != "checkpoint" {
-		t.Errorf("heard %+v, want 5 checkpoint refusals", got)
+	if got := heard(); len(got) != 7 || got[0].Check != "checkpoint" {
+		t.Errorf("heard %+v, want 7 checkpoint refusals", got)
 	}
 	// A container named restore is no restore.
 	out := raw(t, sock, "GET /v4.0.0/libpod/containers/restore/json HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n")
@@ -341,4 +349,30 @@ func TestAPIFilterRefusalBody(t *testing.T) {
 	if resp.StatusCode != 403 || e.Response != 403 || !strings.Contains(e.Message, `isolation "chroot"`) || !strings.Contains(e.Message, "default isolation") {
 		t.Errorf("got %d %+v", resp.StatusCode, e)
 	}
+}
+
+// Connections beyond the cap are answered at once, and the cap frees as
+// connections end.
+func TestAPIFilterConnCap(t *testing.T) {
+	sock, _, _ := startFilterConns(t, 2)
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	time.Sleep(50 * time.Millisecond) // both accepted
+	out := raw(t, sock, "GET /v4.0.0/libpod/info HTTP/1.1\r\nHost: d\r\n\r\n")
+	if !strings.HasPrefix(out, "HTTP/1.1 503 ") || !strings.Contains(out, "serves 2 connections at once") {
+		t.Errorf("over the cap: %q", out)
+	}
+	held[0].Close()
+	time.Sleep(50 * time.Millisecond)
+	out = raw(t, sock, "GET /v4.0.0/libpod/info HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n")
+	if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
+		t.Errorf("after one closed: %q", out)
+	}
+	held[1].Close()
 }

@@ -43,10 +43,18 @@ const (
 	// see and runs the real runtime (ocihook.RuntimeCall).
 	RuntimeName = "stockade-runtime"
 	runtimePath = "/stockade-engine/" + RuntimeName
-	// podmanSocket is podman's own API socket: the launcher's, which
-	// only the launcher connects to (apiFilter); the command's clients
-	// reach podman through Socket, which the launcher serves.
+	// podmanSocket is podman's own API socket, in the engine's root, a
+	// path in no view of the command's: the launcher's filter connects
+	// to it (apiFilter); the command's clients reach podman through
+	// Socket, which the launcher serves.
 	podmanSocket = "/stockade-engine/podman.sock"
+	// serviceDir is podman's working directory: empty, and read-only to
+	// the engine. `kube play` builds an image it lacks from
+	// <working directory>/<image name>/Containerfile with chroot
+	// isolation (buildah runs the steps itself, past every check):
+	// under the sandbox's / that was the command's /tmp/Containerfile
+	// for localhost/tmp.
+	serviceDir = "/stockade-engine/service"
 )
 
 // containerPath is PATH in a container whose image sets none.

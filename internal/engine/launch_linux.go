@@ -138,7 +138,7 @@ func launchEngine(ready, events, store *os.File) error {
 	cmd := exec.Command("/proc/self/exe", serveArg)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{api}
-	cmd.Dir = "/"
+	cmd.Dir = serviceDir
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP,

@@ -139,8 +139,10 @@ func writeConf(l launch, events, api *os.File) error {
 		filepath.Base(resolvConf): resolvConfText(),
 		"facts.json":              string(facts),
 	}
-	if err := os.Mkdir(filepath.Join(newRoot, hooksDir), 0o755); err != nil {
-		return err
+	for _, d := range []string{hooksDir, serviceDir} {
+		if err := os.Mkdir(filepath.Join(newRoot, d), 0o755); err != nil {
+			return err
+		}
 	}
 	for name, data := range hooks() {
 		files[filepath.Join(filepath.Base(hooksDir), name)] = data
@@ -164,9 +166,8 @@ func writeConf(l launch, events, api *os.File) error {
 	}
 	// The engine's root (the user's id in the sandbox) may connect to the
 	// events socket, and the launcher by its group (apiFilter's
-	// refusals), an id the engine's namespace does not map; the socket's
-	// directory is read-only to the engine. Podman's own socket is the
-	// launcher's alone.
+	// refusals); the sockets' directory is read-only to the engine.
+	// Podman's own socket is the launcher's.
 	if err := bindSocket(events, EventsSocket, l.UID, os.Getgid(), 0o660); err != nil {
 		return fmt.Errorf("making the hooks' events socket: %w", err)
 	}

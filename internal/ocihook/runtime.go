@@ -187,14 +187,26 @@ var buildChecks = []check{
 // sandbox's, where the command's proxies and the auth proxy listen on
 // loopback and the pods' policy is not the one that applies: IsolateBuild
 // gives it a new, empty one instead.
+//
+// It also refuses a step without a PID namespace of its own (`podman
+// build --pid host`): the engine's is the sandbox's, where the step, root
+// of the engine's user namespace with the engine's capabilities, would
+// see and signal the command's processes, and as root the launcher's,
+// which serves the engine's API. A step that joins any existing
+// namespace by path is refused the same way.
 func checkBuildNetwork(s *Spec, _ *Facts) (string, string) {
 	if s.Linux == nil {
 		return "", ""
 	}
+	pid := false
 	for i, n := range s.Linux.Namespaces {
-		if n.Type == "network" && n.Path != "" {
-			return fmt.Sprintf("linux.namespaces[%d].path", i), "a build step joins an existing network namespace (" + n.Path + ")"
+		if n.Path != "" {
+			return fmt.Sprintf("linux.namespaces[%d].path", i), "a build step joins an existing " + n.Type + " namespace (" + n.Path + ")"
 		}
+		pid = pid || n.Type == "pid"
+	}
+	if !pid {
+		return "linux.namespaces", "a build step in the engine's PID namespace, the sandbox's (--pid host)"
 	}
 	return "", ""
 }

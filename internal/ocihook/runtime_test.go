@@ -147,6 +147,12 @@ func TestCheckBuild(t *testing.T) {
 		"--network ns:PATH": {"namespaces", func(m map[string]any) {
 			m["linux"].(map[string]any)["namespaces"] = []any{map[string]any{"type": "network", "path": "/proc/1/ns/net"}}
 		}},
+		"--pid host": {"namespaces", func(m map[string]any) {
+			m["linux"].(map[string]any)["namespaces"] = []any{map[string]any{"type": "network"}, map[string]any{"type": "mount"}}
+		}},
+		"--pid ns:PATH": {"namespaces", func(m map[string]any) {
+			m["linux"].(map[string]any)["namespaces"] = []any{map[string]any{"type": "pid", "path": "/proc/1/ns/pid"}, map[string]any{"type": "network"}}
+		}},
 		"a device": {"devices", func(m map[string]any) {
 			m["linux"].(map[string]any)["devices"] = []any{map[string]any{"path": "/dev/sda", "type": "b", "major": 8, "minor": 0}}
 		}},

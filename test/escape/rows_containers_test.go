@@ -255,11 +255,27 @@ var containerRows = []row{
 		`a=$(`+refusedBy(`podman --remote run --rm --annotation run.oci.hooks.stdout=$HOME/planted img true`)+`); `+
 			`test -e $HOME/planted && echo "$a CREATED" || echo "$a ABSENT"`,
 		"stockade refused the container (check annotations) ABSENT"),
+	// kube play builds an image it lacks from <podman's working
+	// directory>/<image name>/Containerfile, always with chroot
+	// isolation, so its RUN steps pass no check: with podman working in
+	// the sandbox's /, localhost/tmp was built from the command's
+	// /tmp/Containerfile (REACHED without the fix). Podman works in an
+	// empty directory the engine cannot write.
+	ctrRow("containers_kube_play_build",
+		`printf 'FROM localhost/img\nRUN (echo | nc -w 3 127.0.0.1 3128 >/dev/null && echo REACHED || echo UNREACHED) >/result\n' >/tmp/Containerfile; `+
+			`printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: kp}\nspec:\n  containers:\n  - {name: c, image: "localhost/tmp:latest", command: ["cat", "/result"]}\n' >/tmp/kube.yaml; `+
+			`podman --remote kube play /tmp/kube.yaml >/dev/null 2>&1; podman --remote run --rm localhost/tmp:latest cat /result 2>/dev/null || echo NOT_BUILT`,
+		"NOT_BUILT"),
 	// A restore imports a container's whole configuration, its runtime
 	// among it, from an archive the client sends.
 	ctrRow("containers_restore_import",
-		`curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @/dev/null 'http://d/v4.0.0/libpod/containers/x/restore?import=1' | `+apiRefusal,
-		"stockade refused the request (checkpoint)"),
+		`for n in x 'x%2Fy'; do curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @/dev/null "http://d/v4.0.0/libpod/containers/$n/restore?import=1" | `+apiRefusal+`; done | sort | uniq -c | tr -s ' '`,
+		"2 stockade refused the request (checkpoint)"),
+	// A build step in the engine's PID namespace, the sandbox's, would see
+	// and signal the command's processes and, as root, the launcher's.
+	ctrRow("containers_build_pid_host",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN kill -0 1 && echo SIGNALLED\n' >$c/Containerfile && `+refusedBy(`podman --remote build --no-cache --pid host $c`),
+		"stockade refused the container (check namespaces)"),
 	// A build step's bind of "/" binds the build context's root, never the
 	// engine's (buildah resolves a bind's source inside the context).
 	ctrRow("containers_build_mount_root",
