@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -246,6 +247,18 @@ var isolations = map[string]bool{
 	"0": true, "1": true, "3": true,
 }
 
+// engineSide are the build parameters that have podman run or read, on
+// the engine's side, what the client names: additionalbuildcontexts binds
+// any path of the engine's root into a RUN step (its whole / with
+// podman's own socket and the kept storage), cppflags passes flags to the
+// cpp podman runs on a Containerfile.in (-fplugin= loads a library of the
+// client's into it), rusagelogfile writes where the client says.
+var engineSide = map[string]string{
+	"additionalbuildcontexts": "an additional build context is a path on the engine's side, outside the build's context",
+	"cppflags":                "the flags go to the preprocessor the engine runs on a Containerfile.in, where -fplugin= loads a library",
+	"rusagelogfile":           "the engine would write the log at a path of the client's, on its side",
+}
+
 // refusal is why req may not reach podman, or nil.
 func refusal(req *http.Request) *ocihook.Report {
 	q, err := url.ParseQuery(req.URL.RawQuery)
@@ -253,10 +266,21 @@ func refusal(req *http.Request) *ocihook.Report {
 		return &ocihook.Report{Check: "request", Field: "query",
 			Reason: "a query podman would read otherwise than stockade (" + err.Error() + "); separate parameters with & only"}
 	}
+	secrets := endpoint(req, "secrets", "create")
 	for key, values := range q {
 		// podman decodes a query into its parameters by gorilla/schema,
 		// which matches names with strings.EqualFold: "Isolation",
 		// "ISOLATION" and "iſolation" are all isolation.
+		for name, why := range engineSide {
+			if strings.EqualFold(key, name) {
+				return &ocihook.Report{Check: "build", Field: name, Reason: why + "; build without it"}
+			}
+		}
+		if secrets {
+			if r := secretDriver(key, values); r != nil {
+				return r
+			}
+		}
 		if !strings.EqualFold(key, "isolation") {
 			continue
 		}
@@ -275,13 +299,86 @@ func refusal(req *http.Request) *ocihook.Report {
 	// past the precreate hook. Podman routes on the escaped path
 	// (gorilla/mux's UseEncodedPath: a name "x%2Fy" is one segment),
 	// and the decoded one is what a cleaner would see: both are judged.
-	for _, p := range []string{req.URL.Path, req.URL.EscapedPath()} {
-		segs := strings.Split(strings.Trim(path.Clean("/"+p), "/"), "/")
-		if n := len(segs); n >= 3 && segs[n-3] == "containers" && (segs[n-1] == "checkpoint" || segs[n-1] == "restore") {
-			return &ocihook.Report{Check: "checkpoint", Field: segs[n-1],
+	for _, op := range []string{"checkpoint", "restore"} {
+		if endpoint(req, "containers", "", op) {
+			return &ocihook.Report{Check: "checkpoint", Field: op,
 				Reason: "checkpoint and restore are not offered: a restore takes the container's whole configuration from the archive, past the engine's checks"}
 		}
 	}
+	// The Docker API's secret create names its driver in the body; the
+	// libpod API's body is the secret itself.
+	if secrets && !endpointAll(req, "libpod", "secrets", "create") && req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxSecretBody+1))
+		if err != nil || len(body) > maxSecretBody {
+			return &ocihook.Report{Check: "secret", Field: "body", Reason: fmt.Sprintf("a secret's request must be whole and under %d KiB", maxSecretBody>>10)}
+		}
+		// As podman decodes it: encoding/json, names folded.
+		var create struct{ Driver struct{ Name string } }
+		if json.Unmarshal(body, &create) != nil {
+			return &ocihook.Report{Check: "secret", Field: "body", Reason: "a secret's request that is not JSON"}
+		}
+		if r := secretDriver("Driver.Name", []string{create.Driver.Name}); r != nil {
+			return r
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.TransferEncoding = nil
+	}
 	req.URL.RawQuery = q.Encode()
 	return nil
+}
+
+// maxSecretBody bounds a secret create's body: podman takes 512 000
+// bytes of secret, base64 in JSON.
+const maxSecretBody = 1 << 20
+
+// secretDriver refuses a secret driver other than podman's own files, with
+// options or none: the shell driver runs the client's commands on the
+// engine's side (driveropts store=, lookup=), the pass driver runs pass
+// and gpg there, and the file driver's path= writes where the client
+// says.
+func secretDriver(key string, values []string) *ocihook.Report {
+	lower := strings.ToLower(key)
+	for _, v := range values {
+		switch {
+		case strings.EqualFold(key, "driver") || key == "Driver.Name":
+			if v != "" && v != "file" {
+				return &ocihook.Report{Check: "secret", Field: "driver",
+					Reason: fmt.Sprintf("the %q secret driver runs programs or writes files of the client's on the engine's side; use the default (file)", v)}
+			}
+		case strings.HasPrefix(lower, "driveropts") || strings.EqualFold(key, "driveropts"):
+			if v != "" && v != "{}" && v != "null" {
+				return &ocihook.Report{Check: "secret", Field: "driveropts",
+					Reason: "a secret driver's options name programs or paths on the engine's side; create the secret without --driver-opts"}
+			}
+		}
+	}
+	return nil
+}
+
+// endpoint tells whether req's path ends in the segments want ("" matches
+// any one segment, such as a name), as podman's router sees it: the
+// escaped path (gorilla/mux's UseEncodedPath: a name "x%2Fy" is one
+// segment) and the decoded one, both cleaned, are judged.
+func endpoint(req *http.Request, want ...string) bool {
+	return endsIn(req.URL.Path, want) || endsIn(req.URL.EscapedPath(), want)
+}
+
+// endpointAll is endpoint in both views of the path.
+func endpointAll(req *http.Request, want ...string) bool {
+	return endsIn(req.URL.Path, want) && endsIn(req.URL.EscapedPath(), want)
+}
+
+func endsIn(p string, want []string) bool {
+	segs := strings.Split(strings.Trim(path.Clean("/"+p), "/"), "/")
+	if len(segs) < len(want) {
+		return false
+	}
+	tail := segs[len(segs)-len(want):]
+	for i, w := range want {
+		if w != "" && tail[i] != w {
+			return false
+		}
+	}
+	return true
 }

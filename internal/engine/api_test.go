@@ -100,7 +100,7 @@ func startFilterConns(t *testing.T, conns int) (string, *fakePodman, func() []oc
 	var heard []ocihook.Report
 	f := &apiFilter{
 		conns: conns,
-		dial: func() (net.Conn, error) { return net.Dial("unix", filepath.Join(dir, "podman.sock")) },
+		dial:  func() (net.Conn, error) { return net.Dial("unix", filepath.Join(dir, "podman.sock")) },
 		refused: func(r ocihook.Report) {
 			mu.Lock()
 			heard = append(heard, r)
@@ -375,4 +375,48 @@ func TestAPIFilterConnCap(t *testing.T) {
 		t.Errorf("after one closed: %q", out)
 	}
 	held[1].Close()
+}
+
+// What has podman run or read a thing of the client's on the engine's
+// side is refused: build parameters, and secret drivers other than
+// podman's own files, in the libpod API's query and the Docker API's body.
+func TestAPIFilterEngineSide(t *testing.T) {
+	sock, fake, heard := startFilter(t)
+	post := func(uri, body string) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: d\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", uri, len(body), body)
+	}
+	for _, req := range []string{
+		"POST /v4.0.0/libpod/build?additionalbuildcontexts=%7B%22e%22%3A%7B%22Value%22%3A%22%2F%22%7D%7D HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/build?AdditionalBuildContexts=x HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/build?dockerfile=Containerfile.in&cppflags=%5B%22-fplugin%3D%2Fw%2Fe.so%22%5D HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/build?rusagelogfile=/x HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/secrets/create?name=s&driver=shell&driveropts=%7B%22store%22%3A%22id%22%7D HTTP/1.1\r\nHost: d\r\nContent-Length: 4\r\n\r\ndata",
+		"POST /v4.0.0/libpod/secrets/create?name=s&DRIVER=pass HTTP/1.1\r\nHost: d\r\nContent-Length: 4\r\n\r\ndata",
+		"POST /v4.0.0/libpod/secrets/create?name=s&driver=file&driveropts=%7B%22path%22%3A%22%2Fx%22%7D HTTP/1.1\r\nHost: d\r\nContent-Length: 4\r\n\r\ndata",
+		post("/v1.41/secrets/create", `{"Name":"s","Data":"ZGF0YQ==","Driver":{"Name":"shell"}}`),
+		post("/secrets/create", `{"name":"s","driver":{"name":"shell"}}`),
+		post("/v1.41/secrets/create", `not {`),
+	} {
+		out := raw(t, sock, req)
+		if !strings.HasPrefix(out, "HTTP/1.1 403 ") {
+			t.Errorf("%.70q: want 403, got %.200q", req, out)
+		}
+	}
+	if got := fake.requests(); len(got) != 0 {
+		t.Errorf("refused requests reached podman: %q", got)
+	}
+	if got := heard(); len(got) != 10 {
+		t.Errorf("heard %d refusals, want 10", len(got))
+	}
+	// What podman's own clients send for a plain secret passes, the body
+	// whole.
+	for _, req := range []string{
+		"POST /v4.0.0/libpod/secrets/create?name=s&driver=file&driveropts=%7B%7D HTTP/1.1\r\nHost: d\r\nContent-Length: 4\r\nConnection: close\r\n\r\ndata",
+		post("/v1.41/secrets/create", `{"Name":"s","Data":"ZGF0YQ=="}`),
+	} {
+		out := raw(t, sock, req)
+		if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
+			t.Errorf("%.70q: want 200, got %.200q", req, out)
+		}
+	}
 }

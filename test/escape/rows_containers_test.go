@@ -266,6 +266,26 @@ var containerRows = []row{
 			`printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: kp}\nspec:\n  containers:\n  - {name: c, image: "localhost/tmp:latest", command: ["cat", "/result"]}\n' >/tmp/kube.yaml; `+
 			`podman --remote kube play /tmp/kube.yaml >/dev/null 2>&1; podman --remote run --rm localhost/tmp:latest cat /result 2>/dev/null || echo NOT_BUILT`,
 		"NOT_BUILT"),
+	// Podman features that run or read what the client names on the
+	// engine's side, outside any container, where none of the checks
+	// apply (a reviewer's shell driver ran as the engine's root with every
+	// capability of its namespace, in the sandbox's PID namespace).
+	ctrRow("containers_secret_shell_driver",
+		`a=$(echo data | podman --remote secret create --driver shell --driver-opts store='touch /tmp/shell-ran',lookup=true,delete=true,list=true s1 - 2>&1 | `+apiRefusal+`); `+
+			`b=$(curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/json' -d '{"Name":"s2","Data":"ZGF0YQ==","Driver":{"Name":"shell"}}' http://d/v1.41/secrets/create | `+apiRefusal+`); `+
+			`test -e /tmp/shell-ran && echo "$a $b RAN" || echo "$a $b NOT_RAN"`,
+		"stockade refused the request (secret) stockade refused the request (secret) NOT_RAN"),
+	ctrRow("containers_build_context_engine_root",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN --mount=type=bind,from=eng,source=/,target=/e sh -c "test -e /e/stockade-engine && echo LEAKED || echo CONTAINED"\n' >$c/Containerfile && `+
+			`tar -C $c -cf - . | curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @- `+
+			`'http://d/v4.0.0/libpod/build?nocache=1&additionalbuildcontexts=%7B%22eng%22%3A%7B%22IsURL%22%3Afalse%2C%22IsImage%22%3Afalse%2C%22Value%22%3A%22%2F%22%7D%7D' | `+
+			`grep -oE 'stockade refused the request \([a-z_]*\)|LEAKED|CONTAINED' | head -n 1`,
+		"stockade refused the request (build)"),
+	ctrRow("containers_build_cppflags",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN true\n' >$c/Containerfile.in && `+
+			`tar -C $c -cf - . | curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @- `+
+			`'http://d/v4.0.0/libpod/build?dockerfile=Containerfile.in&cppflags=%5B%22-fplugin%3D%2Ftmp%2Fnone.so%22%5D' | `+apiRefusal,
+		"stockade refused the request (build)"),
 	// A restore imports a container's whole configuration, its runtime
 	// among it, from an archive the client sends.
 	ctrRow("containers_restore_import",
