@@ -204,7 +204,11 @@ for p in $(pids "$sup"); do
 done
 hostpod=$(pss "$svc")
 podpid=$(awk -F'\t' '$2 == "podman" { print $1; exit }' "$out/mem")
-tmpfs=$(stat -f -c '%b %f %S' "/proc/$podpid/root/stockade-engine" "/proc/$podpid/root/stockade-engine/storage" | awk '{ s += ($1 - $2) * $3 } END { print int(s / 1024) }')
+# The configuration is a tmpfs of its own; the storage is the project's
+# kept directory on the disk, whose file system's usage is not the
+# engine's: what its tree holds is.
+conf=$(stat -f -c '%b %f %S' "/proc/$podpid/root/stockade-engine" | awk '{ s += ($1 - $2) * $3 } END { print int(s / 1024) }')
+store=$(du -sk "/proc/$podpid/root/stockade-engine/storage" 2>/dev/null | awk '{ print $1 }')
 cat "$out/mem" >&2
 
 load=$(sort -n "$out/load" | awk '{ a[NR] = $1 } END { print a[1] "–" a[NR] " (median " a[int((NR + 1) / 2)] ")" }')
@@ -228,4 +232,5 @@ echo "|---|---|"
 echo "| supervisor, init, command, launcher and engine${unread:+ (not readable here, not counted:$unread)} | $((total / 1024)) MiB ($total kB) |"
 echo "| of which the engine (podman) | $((engine / 1024)) MiB |"
 echo "| podman on the host, after the rounds above (for scale) | $((hostpod / 1024)) MiB |"
-echo "| the engine's tmpfs (configuration with the stockade binary, storage) | $((tmpfs / 1024)) MiB |"
+echo "| the engine's configuration tmpfs (with the stockade binary) | $((conf / 1024)) MiB |"
+echo "| the project's kept storage after the rounds (on disk) | $((${store:-0} / 1024)) MiB |"

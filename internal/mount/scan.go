@@ -422,7 +422,15 @@ func (s *scanner) unlisted(t hostTree, dir string, err error) {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || !t.writable || s.out.Err != nil {
 		return // gone, or a file (a --ro file): nothing in it
 	}
-	s.out.Err = fmt.Errorf("cannot list %s (%w), so stockade cannot tell what to mask and protect in it; make it readable (chmod u+rx %s) and run again", dir, err, dir)
+	fix := fmt.Sprintf("make it readable (chmod u+rx %s)", dir)
+	if fi, e := s.host.Lstat(dir); e == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != syscall.Geteuid() {
+			// A container of the engine chowned it to a subordinate id,
+			// which the user can neither chmod nor remove.
+			fix = fmt.Sprintf("it is owned by uid %d, not yours (a container's user, one of your subordinate ids?): take it back with `podman unshare chown -R 0:0 %s`", st.Uid, dir)
+		}
+	}
+	s.out.Err = fmt.Errorf("cannot list %s (%w), so stockade cannot tell what to mask and protect in it; %s and run again", dir, err, fix)
 }
 
 // names lists the entries of dir, in tree t, that comp names.
