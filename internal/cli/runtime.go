@@ -106,7 +106,8 @@ func execPolicy(call ocihook.RuntimeCall, f ocihook.Facts) ([]string, error) {
 // acts on (ocihook.CheckRuntimeAnnotations); then checks a container the
 // hooks do not see: one whose bundle is not the engine's bundle of a
 // container of its own, a build's RUN step, and gives it a network
-// namespace of its own if it has none (ocihook.IsolateBuild). The
+// namespace of its own if it has none (ocihook.IsolateBuild), and private
+// propagation where buildah asks for shared (ocihook.PrivateBuild). The
 // engine's own containers are the hooks' to check.
 func buildPolicy(call ocihook.RuntimeCall, f ocihook.Facts) error {
 	args := call.CommandArgs()
@@ -131,11 +132,15 @@ func buildPolicy(call ocihook.RuntimeCall, f ocihook.Facts) error {
 	if id := lastArg(args); id != "" && filepath.Clean(bundle) == ocihook.Bundle(f, id) {
 		return nil
 	}
+	config, private, err := ocihook.PrivateBuild(config)
+	if err != nil {
+		return err
+	}
 	if err := ocihook.CheckBuild(config); err != nil {
 		return err
 	}
 	isolated, changed, err := ocihook.IsolateBuild(config)
-	if err != nil || !changed {
+	if err != nil || !changed && !private {
 		return err
 	}
 	return replaceFile(path, isolated)

@@ -211,6 +211,66 @@ func checkBuildNetwork(s *Spec, _ *Facts) (string, string) {
 	return "", ""
 }
 
+// PrivateBuild returns config, a build step's, with every mount's shared
+// propagation made private, and whether it changed anything. buildah
+// binds a RUN step's cache mount (RUN --mount=type=cache) shared, which
+// the propagation check refuses: private, the step's mounts under it stay
+// the step's and the cache works the same. Keys are checked first, as the
+// runtime reads them; every other field is kept as it was.
+func PrivateBuild(config []byte) ([]byte, bool, error) {
+	if err := checkKeys(config); err != nil {
+		return nil, false, &Refusal{"config", "config.json", err.Error()}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(config, &m); err != nil {
+		return nil, false, &Refusal{"config", "config.json", err.Error()}
+	}
+	raw, ok := m["mounts"]
+	if !ok || string(raw) == "null" {
+		return config, false, nil
+	}
+	var mounts []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &mounts); err != nil {
+		return nil, false, &Refusal{"config", "mounts", err.Error()}
+	}
+	private := map[string]string{"shared": "private", "rshared": "rprivate"}
+	changed := false
+	for _, mnt := range mounts {
+		raw, ok := mnt["options"]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var opts []string
+		if err := json.Unmarshal(raw, &opts); err != nil {
+			return nil, false, &Refusal{"config", "mounts.options", err.Error()}
+		}
+		touched := false
+		for i, o := range opts {
+			if p, ok := private[o]; ok {
+				opts[i], touched = p, true
+			}
+		}
+		if !touched {
+			continue
+		}
+		b, err := json.Marshal(opts)
+		if err != nil {
+			return nil, false, err
+		}
+		mnt["options"], changed = b, true
+	}
+	if !changed {
+		return config, false, nil
+	}
+	b, err := json.Marshal(mounts)
+	if err != nil {
+		return nil, false, err
+	}
+	m["mounts"] = b
+	out, err := json.Marshal(m)
+	return out, true, err
+}
+
 // IsolateBuild returns config, a build step's, with a new network
 // namespace added when it has none, and whether it added one: such a step
 // runs with no network (a loopback that is down) rather than in the

@@ -198,3 +198,32 @@ func TestIsolateBuild(t *testing.T) {
 		t.Errorf("IsolateBuild(no linux) = %s, %v, %v", out, changed, err)
 	}
 }
+
+// TestPrivateBuild: a build step's shared mounts (buildah's cache mount)
+// become private, and nothing else changes; a config without them is
+// left as it is; duplicate keys are refused first.
+func TestPrivateBuild(t *testing.T) {
+	in := `{"ociVersion":"1.0.2","mounts":[{"destination":"/c","type":"bind","source":"/run/engine/tmp/b/mnt/t0","options":["shared","rw","bind","rbind"]},` +
+		`{"destination":"/s","type":"bind","source":"/x","options":["rshared"]},{"destination":"/proc","type":"proc","source":"proc"}],"linux":{"namespaces":[{"type":"pid"}]}}`
+	out, changed, err := PrivateBuild([]byte(in))
+	if err != nil || !changed {
+		t.Fatalf("PrivateBuild: %v, changed %v", err, changed)
+	}
+	var got, want map[string]any
+	json.Unmarshal(out, &got)
+	json.Unmarshal([]byte(strings.NewReplacer(`"shared"`, `"private"`, `"rshared"`, `"rprivate"`).Replace(in)), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %s", out)
+	}
+	if err := CheckBuild(out); err != nil && strings.Contains(err.Error(), "propagation") {
+		t.Errorf("still refused: %v", err)
+	}
+	plain := `{"mounts":[{"destination":"/p","type":"bind","source":"/y","options":["rprivate"]}]}`
+	if out, changed, err := PrivateBuild([]byte(plain)); err != nil || changed || string(out) != plain {
+		t.Errorf("a private config: %s, %v, %v", out, changed, err)
+	}
+	var r *Refusal
+	if _, _, err := PrivateBuild([]byte(`{"mounts":[],"mounts":[{"destination":"/c","options":["shared"]}]}`)); !errors.As(err, &r) || r.Check != "config" {
+		t.Errorf("duplicate keys: %v", err)
+	}
+}

@@ -426,6 +426,20 @@ func TestContainerRefusalAudited(t *testing.T) {
 	}
 }
 
+// TestContainersBuildCacheMount: a RUN step's cache mount (buildah binds
+// it shared, which the build checks refuse) works, made private, and
+// keeps what one build put there for the next.
+func TestContainersBuildCacheMount(t *testing.T) {
+	requireContainers(t)
+	e := newEnv(t)
+	r := e.run("", nil, "run", "--containers", "--", "sh", "-c", importImage+
+		"c=$(mktemp -d); printf 'FROM localhost/img\\nRUN --mount=type=cache,target=/c sh -c \"cat /c/n 2>/dev/null; echo cached >/c/n\"\\n' >$c/Containerfile; "+
+		"podman --remote build --no-cache $c >/dev/null 2>&1 || echo FIRST-FAILED; podman --remote build --no-cache $c 2>&1 | grep -x cached || echo SECOND-SAW-NOTHING")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "cached" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // TestRequireDigestNeedsContainers: --require-digest alone is a usage
 // error that says what to add.
 func TestRequireDigestNeedsContainers(t *testing.T) {
