@@ -139,6 +139,15 @@ func buildPolicy(call ocihook.RuntimeCall, f ocihook.Facts) error {
 	if err := ocihook.CheckBuild(config); err != nil {
 		return err
 	}
+	// What buildah mounted where the config's binds point is in this
+	// process's mountinfo: the runtime runs in buildah's mount namespace.
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	if err := ocihook.CheckBuildMounts(config, mountinfo, f); err != nil {
+		return err
+	}
 	isolated, changed, err := ocihook.IsolateBuild(config)
 	if err != nil || !changed && !private {
 		return err

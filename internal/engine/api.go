@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -281,6 +283,9 @@ func refusal(req *http.Request) *ocihook.Report {
 				return r
 			}
 		}
+		if r := buildSources(key, values); r != nil {
+			return r
+		}
 		if !strings.EqualFold(key, "isolation") {
 			continue
 		}
@@ -326,6 +331,72 @@ func refusal(req *http.Request) *ocihook.Report {
 	}
 	req.URL.RawQuery = q.Encode()
 	return nil
+}
+
+// buildSources refuses the build parameters that name a file or
+// directory on the engine's side: a remote context that is a local path
+// (podman takes it as the context directory), and a build secret without
+// a source in the context (buildah reads its id as a path: id=/x read any
+// file of the engine's), from outside it (podman moves src= up from the
+// context, a src=../../x moved the engine's own directories), or from the
+// engine's environment.
+func buildSources(key string, values []string) *ocihook.Report {
+	switch {
+	case strings.EqualFold(key, "remote"):
+		for _, v := range values {
+			if v == "" || v == "-" {
+				continue
+			}
+			ok := false
+			for _, p := range []string{"http://", "https://", "git://", "github.com/"} {
+				ok = ok || strings.HasPrefix(v, p)
+			}
+			if !ok {
+				return &ocihook.Report{Check: "build", Field: "remote",
+					Reason: fmt.Sprintf("a remote context %q that is no URL is a directory on the engine's side; send the context (podman build DIR)", v)}
+			}
+		}
+	case strings.EqualFold(key, "secrets"):
+		for _, v := range values {
+			var list []string
+			if json.Unmarshal([]byte(v), &list) != nil {
+				continue // podman refuses it
+			}
+			for _, secret := range list {
+				if why := buildSecret(secret); why != "" {
+					return &ocihook.Report{Check: "build", Field: "secrets",
+						Reason: fmt.Sprintf("the build secret %q %s; give it as --secret id=ID,src=FILE", secret, why)}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// buildSecret is why a build secret, as podman reads it (comma-separated
+// key=value), is refused, or "".
+func buildSecret(secret string) string {
+	src := false
+	for _, tok := range strings.Split(secret, ",") {
+		k, v, _ := strings.Cut(tok, "=")
+		switch k {
+		case "src":
+			src = true
+			if slices.Contains(strings.Split(filepath.ToSlash(v), "/"), "..") {
+				return "comes from outside the build's context"
+			}
+		case "env":
+			return "comes from the engine's environment"
+		case "type":
+			if v != "file" {
+				return "is not a file"
+			}
+		}
+	}
+	if !src {
+		return "names no file in the build's context (buildah would read its id as a path on the engine's side)"
+	}
+	return ""
 }
 
 // maxSecretBody bounds a secret create's body: podman takes 512 000

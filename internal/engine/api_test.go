@@ -396,6 +396,11 @@ func TestAPIFilterEngineSide(t *testing.T) {
 		post("/v1.41/secrets/create", `{"Name":"s","Data":"ZGF0YQ==","Driver":{"Name":"shell"}}`),
 		post("/secrets/create", `{"name":"s","driver":{"name":"shell"}}`),
 		post("/v1.41/secrets/create", `not {`),
+		"POST /v4.0.0/libpod/build?remote=%2F HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/build?REMOTE=%2Fstockade-engine HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/build?secrets=%5B%22id%3D%2Fstockade-engine%2Ffacts.json%22%5D HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/build?secrets=%5B%22id%3Ds%2Csrc%3D..%2F..%2F..%2Ftmp%22%5D HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
+		"POST /v4.0.0/libpod/build?Secrets=%5B%22id%3Ds%2Cenv%3DHOME%22%5D HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n",
 	} {
 		out := raw(t, sock, req)
 		if !strings.HasPrefix(out, "HTTP/1.1 403 ") {
@@ -405,14 +410,15 @@ func TestAPIFilterEngineSide(t *testing.T) {
 	if got := fake.requests(); len(got) != 0 {
 		t.Errorf("refused requests reached podman: %q", got)
 	}
-	if got := heard(); len(got) != 10 {
-		t.Errorf("heard %d refusals, want 10", len(got))
+	if got := heard(); len(got) != 15 {
+		t.Errorf("heard %d refusals, want 15", len(got))
 	}
 	// What podman's own clients send for a plain secret passes, the body
 	// whole.
 	for _, req := range []string{
 		"POST /v4.0.0/libpod/secrets/create?name=s&driver=file&driveropts=%7B%7D HTTP/1.1\r\nHost: d\r\nContent-Length: 4\r\nConnection: close\r\n\r\ndata",
 		post("/v1.41/secrets/create", `{"Name":"s","Data":"ZGF0YQ=="}`),
+		post("/v4.0.0/libpod/build?remote=https%3A%2F%2Fexample.com%2Fctx.tar&secrets=%5B%22id%3Ds%2Csrc%3Dsecret-1%22%5D", ""),
 	} {
 		out := raw(t, sock, req)
 		if !strings.HasPrefix(out, "HTTP/1.1 200 ") {

@@ -28,6 +28,10 @@ const (
 	// is below it.
 	runDir  = "/run/user/0"
 	runRoot = runDir + "/containers" // the storage's locks, and each container's hosts, resolv.conf
+	// engineHome is the engine's HOME, engineTmp its TMPDIR: a build's
+	// context and buildah's run and cache directories are below it.
+	engineHome = "/run/engine"
+	engineTmp  = engineHome + "/tmp"
 )
 
 // Paths in the engine's root that stockade run there (the hooks, the

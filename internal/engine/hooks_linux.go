@@ -27,7 +27,7 @@ func (e *Engine) facts() (ocihook.Facts, error) {
 	}
 	return ocihook.Facts{
 		Workdir: e.opt.Workdir, Volumes: []string{volumes},
-		Storage: storage, RunRoot: runRoot, Driver: driver,
+		Storage: storage, RunRoot: runRoot, Driver: driver, Tmp: engineTmp,
 		Seccomp: profile, UID: 0, GID: 0,
 		UIDs:          ranges(e.host.UIDs.Engine),
 		GIDs:          ranges(e.host.GIDs.Engine),

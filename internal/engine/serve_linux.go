@@ -43,8 +43,8 @@ func serveMain() int {
 	registryProxy := "http://" + sandboxnet.RegistryProxyAddr
 	env := []string{
 		"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-		"HOME=/run/engine",
-		"TMPDIR=/run/engine/tmp",
+		"HOME=" + engineHome,
+		"TMPDIR=" + engineTmp,
 		"XDG_RUNTIME_DIR=" + runDir,
 		"_CONTAINERS_USERNS_CONFIGURED=done",
 		"_CONTAINERS_ROOTLESS_UID=0",
@@ -58,7 +58,7 @@ func serveMain() int {
 		"LISTEN_FDS=1",
 		"LISTEN_PID=" + strconv.Itoa(os.Getpid()),
 	}
-	os.MkdirAll("/run/engine/tmp", 0o700)
+	os.MkdirAll(engineTmp, 0o700)
 	os.MkdirAll(runDir, 0o700)
 	if err := confine(); err != nil {
 		fmt.Fprintf(os.Stderr, "stockade engine: %v\n", err)

@@ -62,6 +62,9 @@ type Facts struct {
 	Storage string `json:"storage"`
 	RunRoot string `json:"run_root"`
 	Driver  string `json:"driver"`
+	// Tmp is the engine's TMPDIR, below which a build's context and
+	// buildah's run and cache directories are (CheckBuildMounts).
+	Tmp string `json:"tmp"`
 	// Seccomp is the canonical workload profile, as OCI linux.seccomp JSON.
 	Seccomp json.RawMessage `json:"seccomp"`
 	// UID and GID are the sandbox user every container process runs as,

@@ -286,6 +286,27 @@ var containerRows = []row{
 			`tar -C $c -cf - . | curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @- `+
 			`'http://d/v4.0.0/libpod/build?dockerfile=Containerfile.in&cppflags=%5B%22-fplugin%3D%2Ftmp%2Fnone.so%22%5D' | `+apiRefusal,
 		"stockade refused the request (build)"),
+	// buildah follows a symbolic link in a RUN --mount bind's source
+	// (CVE-2024-1753): a link to / in the context, or in an earlier
+	// stage, bound the engine's root (podman's own socket, the kept
+	// storage) into the step. LEAKED without the runtime's mount check.
+	ctrRow("containers_build_mount_symlink_context",
+		`c=$(mktemp -d); ln -s / $c/rootlink; printf 'FROM localhost/img\nRUN --mount=type=bind,source=rootlink,target=/h sh -c "test -e /h/stockade-engine && echo LEAKED || echo CONTAINED"\n' >$c/Containerfile && `+
+			`podman --remote build --no-cache $c 2>&1 | grep -oE 'stockade refused the container \(check [a-z_]*\)|^(LEAKED|CONTAINED)$' | head -n 1`,
+		"stockade refused the container (check mounts)"),
+	ctrRow("containers_build_mount_symlink_stage",
+		`c=$(mktemp -d); printf 'FROM localhost/img AS s\nRUN ln -s / /rootlink\nFROM localhost/img\nRUN --mount=type=bind,from=s,source=/rootlink,target=/h sh -c "test -e /h/stockade-engine && echo LEAKED || echo CONTAINED"\n' >$c/Containerfile && `+
+			`podman --remote build --no-cache $c 2>&1 | grep -oE 'stockade refused the container \(check [a-z_]*\)|^(LEAKED|CONTAINED)$' | head -n 1`,
+		"stockade refused the container (check mounts)"),
+	// Build parameters that name a path on the engine's side: a build
+	// secret with no source (its id is read as a path), one from outside
+	// the context, a local path as the remote context.
+	ctrRow("containers_build_engine_paths",
+		`c=$(mktemp -d); printf 'FROM localhost/img\nRUN --mount=type=secret,id=/stockade-engine/facts.json,target=/s cat /s\n' >$c/Containerfile && `+
+			`for q in 'secrets=%5B%22id%3D%2Fstockade-engine%2Ffacts.json%22%5D' 'secrets=%5B%22id%3Ds%2Csrc%3D..%2F..%2F..%2Ftmp%22%5D' 'remote=%2Fstockade-engine'; do `+
+			`tar -C $c -cf - . | curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @- "http://d/v4.0.0/libpod/build?nocache=1&$q" | `+
+			`grep -oE 'stockade refused the request \([a-z_]*\)|workdir' | head -n 1; done | sort | uniq -c | tr -s ' '`,
+		"3 stockade refused the request (build)"),
 	// A restore imports a container's whole configuration, its runtime
 	// among it, from an archive the client sends.
 	ctrRow("containers_restore_import",

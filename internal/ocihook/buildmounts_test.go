@@ -1,0 +1,84 @@
+package ocihook
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// engineMountinfo is the engine's mountinfo as the runtime sees it for a
+// build step (taken from a session, trimmed): the engine's root, its /run,
+// /sys and configuration, the kept storage, and buildah's binds.
+const engineMountinfo = `100 99 0:40 / / ro,nosuid,nodev,relatime - tmpfs tmpfs ro
+101 100 0:55 / /run rw,nosuid,nodev,relatime - tmpfs tmpfs rw
+102 100 0:56 / /sys rw,nosuid,nodev,relatime - tmpfs tmpfs rw
+103 102 0:60 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw
+104 100 0:57 / /stockade-engine ro,nosuid,nodev,relatime - tmpfs tmpfs ro
+105 104 254:0 /home/u/.local/share/stockade/engine/p-1 /stockade-engine/storage rw - ext4 /dev/vda rw
+106 101 0:55 /engine/tmp/libpod_builder1/build/f /run/engine/tmp/buildah1/mnt/buildah-bind-target-0 rw - tmpfs tmpfs rw
+107 101 254:0 /home/u/.local/share/stockade/engine/p-1/vfs/dir/d10f/a /run/engine/tmp/buildah2/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
+108 101 0:40 / /run/engine/tmp/buildah3/mnt/buildah-bind-target-0 ro - tmpfs tmpfs ro
+109 108 0:46 / /run/engine/tmp/buildah3/mnt/buildah-bind-target-0/dev rw - tmpfs tmpfs rw
+110 101 0:57 /storage /run/engine/tmp/buildah4/mnt/buildah-bind-target-0 rw - tmpfs tmpfs rw
+111 101 254:0 /home/u/.local/share/stockade/engine/p-1 /run/engine/tmp/buildah5/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
+112 101 0:55 /engine/tmp /run/engine/tmp/buildah6/mnt/buildah-bind-target-0 rw - tmpfs tmpfs rw
+113 101 0:55 /engine/tmp/buildah-cache-0/9f /run/engine/tmp/buildah7/mnt/buildah\040bind rw - tmpfs tmpfs rw
+114 101 0:55 /user/0 /run/engine/tmp/buildah8/mnt/buildah-bind-target-0 rw - tmpfs tmpfs rw
+115 101 254:0 /home/u/.local/share/stockade/engine/p-1/vfs-containers /run/engine/tmp/buildah9/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
+`
+
+func TestCheckBuildMounts(t *testing.T) {
+	f := Facts{Storage: "/stockade-engine/storage", RunRoot: "/run/user/0/containers", Driver: "vfs", Tmp: "/run/engine/tmp"}
+	config := func(src string) []byte {
+		b, _ := json.Marshal(map[string]any{"mounts": []any{
+			map[string]any{"destination": "/proc", "type": "proc", "source": "proc"},
+			map[string]any{"destination": "/sys", "type": "bind", "source": "/sys", "options": []string{"rprivate", "ro", "rbind"}},
+			map[string]any{"destination": "/etc/hosts", "type": "bind", "source": "/run/engine/tmp/buildah1/hosts", "options": []string{"rbind"}},
+			map[string]any{"destination": "/m", "type": "bind", "source": src, "options": []string{"ro", "rbind"}},
+		}})
+		return b
+	}
+	for _, src := range []string{
+		"/run/engine/tmp/buildah1/mnt/buildah-bind-target-0",              // a file of the context
+		"/run/engine/tmp/buildah2/mnt/buildah-bind-target-0",              // a stage's file
+		"/run/engine/tmp/buildah7/mnt/buildah bind",                       // a cache, its name escaped
+		"/run/engine/tmp/buildah1/run/secrets/s",                          // buildah's own file
+		"/stockade-engine/storage/vfs-containers/00ab/userdata/secrets/s", // a build secret
+	} {
+		if err := CheckBuildMounts(config(src), []byte(engineMountinfo), f); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+	for src, want := range map[string]string{
+		"/run/engine/tmp/buildah3/mnt/buildah-bind-target-0": "which is / of file system 0:40", // link -> /
+		"/run/engine/tmp/buildah4/mnt/buildah-bind-target-0": "0:57",                           // the configuration
+		"/run/engine/tmp/buildah5/mnt/buildah-bind-target-0": "p-1 of file system 254:0",       // the storage's root
+		"/run/engine/tmp/buildah6/mnt/buildah-bind-target-0": "/engine/tmp of",                 // the whole TMPDIR
+		"/run/engine/tmp/buildah8/mnt/buildah-bind-target-0": "/user/0",                        // the engine's runtime dir
+		"/run/engine/tmp/buildah9/mnt/buildah-bind-target-0": "/vfs-containers of",             // every container's files
+		"/stockade-engine": "0:57",
+		"/run":             "0:55",
+	} {
+		var r *Refusal
+		err := CheckBuildMounts(config(src), []byte(engineMountinfo), f)
+		if !errors.As(err, &r) || r.Check != "mounts" || r.Field != "mounts[3].source" || !strings.Contains(r.Reason, want) {
+			t.Errorf("%s: %v, want refused naming %q", src, err, want)
+		}
+	}
+	// A bind that carries a mount below it is refused even from an
+	// allowed place.
+	carried := engineMountinfo + "117 106 0:70 / /run/engine/tmp/buildah1/mnt/buildah-bind-target-0/x rw - proc proc rw\n"
+	if err := CheckBuildMounts(config("/run/engine/tmp/buildah1/mnt/buildah-bind-target-0"), []byte(carried), f); err == nil || !strings.Contains(err.Error(), "carries the mount") {
+		t.Errorf("a carried mount: %v", err)
+	}
+	// A mount later at an ancestor hides what was below it: the context's
+	// file is no longer what the runtime would bind.
+	shadowed := engineMountinfo + "116 101 0:40 / /run/engine/tmp/buildah1/mnt rw - tmpfs tmpfs rw\n"
+	if err := CheckBuildMounts(config("/run/engine/tmp/buildah1/mnt/buildah-bind-target-0"), []byte(shadowed), f); err == nil || !strings.Contains(err.Error(), "/buildah-bind-target-0 of file system 0:40") {
+		t.Errorf("a shadowed mount: %v", err)
+	}
+	if err := CheckBuildMounts(config("/x"), []byte("garbage\n"), f); err == nil {
+		t.Error("unreadable mountinfo passed")
+	}
+}
