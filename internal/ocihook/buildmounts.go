@@ -39,10 +39,12 @@ func CheckBuildMounts(config, mountinfo []byte, f Facts) error {
 		children []string // the first component below dir, as a pattern
 	}{
 		{f.Tmp, []string{"libpod_builder*", "buildah*"}},
-		{path.Join(f.Storage, f.Driver, "dir"), []string{"*"}},
+		// A layer's directory, by its id, never the storage's records
+		// beside them (containers.json, images.json).
+		{path.Join(f.Storage, f.Driver, "dir"), []string{idPattern}},
 		// A build container's own files (its secrets).
-		{path.Join(f.Storage, f.Driver+"-containers"), []string{"*"}},
-		{path.Join(f.RunRoot, f.Driver+"-containers"), []string{"*"}},
+		{path.Join(f.Storage, f.Driver+"-containers"), []string{idPattern}},
+		{path.Join(f.RunRoot, f.Driver+"-containers"), []string{idPattern}},
 	} {
 		if !path.IsAbs(a.dir) || f.Driver == "" {
 			continue
@@ -81,6 +83,10 @@ func CheckBuildMounts(config, mountinfo []byte, f Facts) error {
 	}
 	return nil
 }
+
+// idPattern is the storage's name of a layer or a container: 64 hex
+// digits.
+var idPattern = strings.Repeat("[0-9a-f]", 64)
 
 // mountEntry is one line of mountinfo: a file system (dev), the path in
 // it (root) mounted at point.

@@ -17,7 +17,7 @@ const engineMountinfo = `100 99 0:40 / / ro,nosuid,nodev,relatime - tmpfs tmpfs 
 104 100 0:57 / /stockade-engine ro,nosuid,nodev,relatime - tmpfs tmpfs ro
 105 104 254:0 /home/u/.local/share/stockade/engine/p-1 /stockade-engine/storage rw - ext4 /dev/vda rw
 106 101 0:55 /engine/tmp/libpod_builder1/build/f /run/engine/tmp/buildah1/mnt/buildah-bind-target-0 rw - tmpfs tmpfs rw
-107 101 254:0 /home/u/.local/share/stockade/engine/p-1/vfs/dir/d10f/a /run/engine/tmp/buildah2/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
+107 101 254:0 /home/u/.local/share/stockade/engine/p-1/vfs/dir/d10ff89658159ac3aba541ee7fe139161d7f156f2caf0c4a84e2caa3c37ec705/a /run/engine/tmp/buildah2/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
 108 101 0:40 / /run/engine/tmp/buildah3/mnt/buildah-bind-target-0 ro - tmpfs tmpfs ro
 109 108 0:46 / /run/engine/tmp/buildah3/mnt/buildah-bind-target-0/dev rw - tmpfs tmpfs rw
 110 101 0:57 /storage /run/engine/tmp/buildah4/mnt/buildah-bind-target-0 rw - tmpfs tmpfs rw
@@ -26,6 +26,8 @@ const engineMountinfo = `100 99 0:40 / / ro,nosuid,nodev,relatime - tmpfs tmpfs 
 113 101 0:55 /engine/tmp/buildah-cache-0/9f /run/engine/tmp/buildah7/mnt/buildah\040bind rw - tmpfs tmpfs rw
 114 101 0:55 /user/0 /run/engine/tmp/buildah8/mnt/buildah-bind-target-0 rw - tmpfs tmpfs rw
 115 101 254:0 /home/u/.local/share/stockade/engine/p-1/vfs-containers /run/engine/tmp/buildah9/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
+118 101 254:0 /home/u/.local/share/stockade/engine/p-1/vfs-containers/containers.json /run/engine/tmp/buildah10/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
+119 101 254:0 /home/u/.local/share/stockade/engine/p-1/vfs/dir/short /run/engine/tmp/buildah11/mnt/buildah-bind-target-0 rw - ext4 /dev/vda rw
 `
 
 func TestCheckBuildMounts(t *testing.T) {
@@ -40,11 +42,11 @@ func TestCheckBuildMounts(t *testing.T) {
 		return b
 	}
 	for _, src := range []string{
-		"/run/engine/tmp/buildah1/mnt/buildah-bind-target-0",              // a file of the context
-		"/run/engine/tmp/buildah2/mnt/buildah-bind-target-0",              // a stage's file
-		"/run/engine/tmp/buildah7/mnt/buildah bind",                       // a cache, its name escaped
-		"/run/engine/tmp/buildah1/run/secrets/s",                          // buildah's own file
-		"/stockade-engine/storage/vfs-containers/00ab/userdata/secrets/s", // a build secret
+		"/run/engine/tmp/buildah1/mnt/buildah-bind-target-0", // a file of the context
+		"/run/engine/tmp/buildah2/mnt/buildah-bind-target-0", // a stage's file
+		"/run/engine/tmp/buildah7/mnt/buildah bind",          // a cache, its name escaped
+		"/run/engine/tmp/buildah1/run/secrets/s",             // buildah's own file
+		"/stockade-engine/storage/vfs-containers/00403d12b1da7dcf1cc6809ef7e87d0f7ba706b332a100f741e5f8cf10718789/userdata/secrets/s", // a build secret
 	} {
 		if err := CheckBuildMounts(config(src), []byte(engineMountinfo), f); err != nil {
 			t.Errorf("%s: %v", src, err)
