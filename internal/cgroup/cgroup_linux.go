@@ -277,15 +277,15 @@ func killAll(dir string, deadline time.Time) error {
 		if len(pids) == 0 {
 			return nil
 		}
-		var fds []unix.PollFd
+		var fds []*os.File
 		for _, p := range pids {
 			pid, err := strconv.Atoi(p)
 			if err != nil || pid <= 0 || pid == os.Getpid() {
 				continue // never the supervisor, should one of its threads be left here
 			}
 			_ = unix.Kill(pid, unix.SIGKILL) // ESRCH: gone already
-			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
+				fds = append(fds, os.NewFile(uintptr(fd), "pidfd"))
 			}
 		}
 		if time.Now().After(deadline) {
@@ -301,25 +301,29 @@ func killAll(dir string, deadline time.Time) error {
 // and by then it has left its cgroups. Most often the sandbox's init is
 // still tearing its namespaces down when the group is closed, and this
 // takes well under a millisecond, where a poll of cgroup.procs would sleep.
-func waitExited(fds []unix.PollFd, deadline time.Time) {
+// The wait is the runtime poller's (the pidfds are non-blocking), so the
+// goroutine waits without its thread holding one of the runtime's Ps: a
+// Close that runs beside the checks at the end of a run leaves them both
+// cores.
+func waitExited(fds []*os.File, deadline time.Time) {
 	defer closeAll(fds)
-	for _, pfd := range fds {
-		for {
-			ms := int(time.Until(deadline).Milliseconds())
-			if ms <= 0 {
-				return
-			}
-			_, err := unix.Poll([]unix.PollFd{pfd}, ms)
-			if err != unix.EINTR {
-				break
-			}
+	for _, f := range fds {
+		rc, err := f.SyscallConn()
+		if err != nil || f.SetReadDeadline(deadline) != nil {
+			// Not in the poller (every pidfd is, since Linux 5.3):
+			// removeDir waits out EBUSY instead.
+			continue
 		}
+		rc.Read(func(fd uintptr) bool {
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+			return n > 0 || (err != nil && err != unix.EINTR)
+		})
 	}
 }
 
-func closeAll(fds []unix.PollFd) {
+func closeAll(fds []*os.File) {
 	for _, f := range fds {
-		unix.Close(int(f.Fd))
+		f.Close()
 	}
 }
 

@@ -167,7 +167,11 @@ func (c *runCmd) run() error {
 			},
 			InitStarted:    func(int) error { con.Started(); return nil }, // init holds its stdio
 			CommandStarted: rec.Open,                                      // the record is made while stockade waits for the command
-			SandboxGone:    func() { go svc.Close() },                     // beside the checks; the deferred Close waits for it
+			// Nothing inside can act any more: the cgroup goes (once init
+			// has torn its namespaces down) beside the checks, and the
+			// rest after them; the deferred Close waits for both.
+			CommandExited: func() { go svc.CloseCgroup() },
+			SandboxGone:   func() { go svc.Close() },
 		},
 		Warn:  func(f string, a ...any) { log.warn(f, a...); rep.Warn(f, a...) },
 		Debug: log.debugJSON, Snapshot: c.Tripwire,

@@ -345,15 +345,24 @@ func (s *Services) CloseProxies() {
 	}
 }
 
+// CloseCgroup removes the cgroup, killing what is left in it, and returns
+// once it is gone: with cgroup v1 or v2 that is once the sandbox's init has
+// exited, its namespaces torn down, so a run that calls it when the
+// command has exited (Stages.CommandExited) has that wait beside its exit
+// checks. Close does it too; either may come first, or both at once.
+func (s *Services) CloseCgroup() {
+	if s.cgroup != nil {
+		s.cgroup.Close()
+	}
+}
+
 // Close stops the proxies and removes the cgroup, killing what is left in
 // it. It may be called more than once, and at once from several
 // goroutines: every call returns once the services are gone.
 func (s *Services) Close() {
 	s.closeOnce.Do(func() {
 		s.CloseProxies()
-		if s.cgroup != nil {
-			s.cgroup.Close()
-		}
+		s.CloseCgroup()
 		// The engine ended with its sandbox: the storage is free.
 		s.store.Close()
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -149,6 +150,9 @@ func (rs Records) Sweep() error {
 	}
 	if err != nil {
 		return err
+	}
+	if !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".json") }) {
+		return nil // no record to look at: no lock to take, at every start
 	}
 	unlock, err := rs.lock()
 	if err != nil {

@@ -200,8 +200,12 @@ type scanner struct {
 // the top of this file). Patterns in Hold get placeholders when missing at
 // the top of a writable root, besides every non-glob protected pattern.
 func ScanTrees(cfg Config, host Host) Scan {
-	s := &scanner{host: host, byName: make(map[string][]*pattern, len(cfg.Protect)+len(cfg.Mask)), seen: map[string]bool{},
-		unmasked: map[string]bool{}, missing: map[string]bool{}}
+	// The maps and slices are sized for the patterns up front: a scan of
+	// an empty project is mostly indexing the 150 default patterns and
+	// recording the ones it lacks, and growing them cost it about a fifth
+	// of its time (BenchmarkScanTrees).
+	s := &scanner{host: host, byName: make(map[string][]*pattern, len(cfg.Unmask)), seen: map[string]bool{},
+		unmasked: map[string]bool{}, missing: make(map[string]bool, len(cfg.Protect))}
 	hold, noHold := make(map[string]bool, len(cfg.Hold)), make(map[string]bool, len(cfg.NoHold))
 	s.protect = make([]pattern, 0, len(cfg.Protect))
 	s.mask = make([]pattern, 0, len(cfg.Mask))
@@ -263,9 +267,11 @@ func ScanTrees(cfg Config, host Host) Scan {
 			}
 		}
 	}
-	s.byName, s.lits, s.globs, s.globsBy, s.globsAny = map[string][]*pattern{}, nil, nil, nil, nil
+	s.byName, s.lits, s.globs, s.globsBy, s.globsAny = make(map[string][]*pattern, len(s.mask)+len(s.protect)), nil, nil, nil, nil
 	s.index(s.mask)
 	s.index(s.protect)
+	s.out.Missing = make([]MissingPath, 0, len(s.lits))
+	s.out.Unheld = make([]MissingPath, 0, len(s.lits))
 	for _, t := range s.roots() {
 		s.walk(t, t.host, true, func(p *pattern, t hostTree, dir string, top bool) {
 			if p.mask || t.writable {

@@ -122,7 +122,10 @@ func okErr(errs ...unix.Errno) uint64 {
 // The sequence follows bubblewrap's: a first pivot_root into a staging tmpfs
 // keeps the host tree reachable as /oldroot while the new root is built at
 // /newroot; a second pivot_root(".", ".") then makes /newroot the root and the
-// staging tree is detached. Nothing of the host is reachable afterwards except
+// staging tree is detached, and /oldroot with it: a lazy unmount takes the
+// whole subtree, and each unmount waits for an expedited RCU grace period
+// (namespace_unlock), so one detach costs the start one wait instead of
+// bubblewrap's two. Nothing of the host is reachable afterwards except
 // through the mounts of the plan. Read-only binds are made read-only
 // recursively with mount_setattr(2), which a plain remount cannot do.
 func Steps(plan Plan, base string) []Step {
@@ -176,10 +179,12 @@ func Steps(plan Plan, base string) []Step {
 		}
 	}
 	frame("making the new root read-only", Step{Call: CallSetattr, Path: "/newroot", Attr: unix.MOUNT_ATTR_RDONLY})
-	frame("detaching the host root", Step{Call: CallUmount, Path: "/oldroot"})
 	frame("entering the new root", Step{Call: CallChdir, Path: "/newroot"})
 	frame("pivoting into the new root", Step{Call: CallPivot, Path: ".", Source: "."})
-	frame("detaching the staging root", Step{Call: CallUmount, Path: "."})
+	// The staging root is stacked on the new root now, with the host's
+	// tree still mounted at its /oldroot (only init runs yet): the lazy
+	// unmount detaches both, and the feed's tmpfs.
+	frame("detaching the staging root and the host root", Step{Call: CallUmount, Path: "."})
 	frame("entering the new root", Step{Call: CallChdir, Path: "/"})
 	return s
 }
