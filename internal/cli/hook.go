@@ -88,6 +88,7 @@ func (c *hookCreateRuntimeCmd) Run() error {
 // where the engine reads the runtime's error.
 type state struct {
 	ID         string `json:"id"`
+	Pid        int    `json:"pid"`
 	image      string
 	runtimeLog string
 }
@@ -124,7 +125,29 @@ func (c *hookCreateRuntimeCmd) run(in io.Reader, st *state) error {
 		return &ocihook.Refusal{Check: "container", Field: "id", Reason: err.Error()}
 	}
 	st.image = f.Container.Image
-	return ocihook.Check(config, f)
+	if err := ocihook.Check(config, f); err != nil {
+		return err
+	}
+	// The runtime has made the binds already: they must be what was
+	// checked (a source swapped for a link in between is refused).
+	if st.Pid <= 0 {
+		return &ocihook.Refusal{Check: "mounts", Field: "pid", Reason: "the OCI state names no process of the container"}
+	}
+	container, err := containerMountinfo(st.Pid)
+	if err != nil {
+		return &ocihook.Refusal{Check: "mounts", Field: "pid", Reason: fmt.Sprintf("reading the container's mounts: %v", err)}
+	}
+	own, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return &ocihook.Refusal{Check: "mounts", Field: "mountinfo", Reason: err.Error()}
+	}
+	return ocihook.CheckMounted(config, container, own)
+}
+
+// containerMountinfo reads the mount table of the container's process
+// (tests replace it: they have no container).
+var containerMountinfo = func(pid int) ([]byte, error) {
+	return os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
 }
 
 // runtimeError puts msg in place of the runtime's log, for the engine to

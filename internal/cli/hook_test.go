@@ -188,6 +188,19 @@ func createRuntime(t *testing.T, facts string, config []byte, extra ...string) (
 	b, _ := os.ReadFile(facts)
 	json.Unmarshal(b, &f)
 	os.WriteFile(filepath.Join(ocihook.Bundle(f, ctrID), "config.json"), config, 0o644)
+	// No runtime here: the container's mounts are what the checks judged,
+	// of sources that exist.
+	if _, err := os.Stat(f.SealSource); err != nil {
+		os.WriteFile(f.SealSource, nil, 0o755)
+	}
+	defer func(old func(int) ([]byte, error)) { containerMountinfo = old }(containerMountinfo)
+	containerMountinfo = func(int) ([]byte, error) {
+		own, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			return nil, err
+		}
+		return ocihook.MountedAsChecked(config, own)
+	}
 	// The state's bundle is not where the config is read from.
 	st, _ := json.Marshal(map[string]any{"ociVersion": "1.2.0", "id": ctrID, "status": "creating", "pid": 1, "bundle": "/"})
 	return runWithStdin(t, st, append([]string{"stockade", "hook", "createruntime", "--facts", facts}, extra...)...)

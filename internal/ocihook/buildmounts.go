@@ -4,9 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
+
+// evalSymlinks resolves a bind's source as the checks do (tests replace
+// it).
+var evalSymlinks = filepath.EvalSymlinks
 
 // CheckBuildMounts refuses a build step's bind whose source, as the
 // runtime will find it, is not one of the build's own trees: its context,
@@ -37,20 +43,24 @@ func CheckBuildMounts(config, mountinfo []byte, f Facts) error {
 	for _, a := range []struct {
 		dir      string
 		children []string // the first component below dir, as a pattern
+		readOnly bool
 	}{
-		{f.Tmp, []string{"libpod_builder*", "buildah*"}},
+		{f.Tmp, []string{"libpod_builder*", "buildah*"}, false},
 		// A layer's directory, by its id, never the storage's records
-		// beside them (containers.json, images.json).
-		{path.Join(f.Storage, f.Driver, "dir"), []string{idPattern}},
+		// beside them (containers.json, images.json); read-only: a
+		// link to an image's own layer bound rw let a step change the
+		// image under its digest (buildah binds a stage or an image
+		// from a layer of its own).
+		{path.Join(f.Storage, f.Driver, "dir"), []string{idPattern}, true},
 		// A build container's own files (its secrets).
-		{path.Join(f.Storage, f.Driver+"-containers"), []string{idPattern}},
-		{path.Join(f.RunRoot, f.Driver+"-containers"), []string{idPattern}},
+		{path.Join(f.Storage, f.Driver+"-containers"), []string{idPattern}, false},
+		{path.Join(f.RunRoot, f.Driver+"-containers"), []string{idPattern}, false},
 	} {
 		if !path.IsAbs(a.dir) || f.Driver == "" {
 			continue
 		}
 		p := mounts.at(path.Clean(a.dir))
-		p.children = a.children
+		p.children, p.readOnly = a.children, a.readOnly
 		allowed = append(allowed, p)
 	}
 	sys := mounts.at("/sys")
@@ -69,7 +79,12 @@ func CheckBuildMounts(config, mountinfo []byte, f Facts) error {
 		}
 		ok := false
 		for _, a := range allowed {
-			ok = ok || a.holds(got)
+			if a.holds(got) {
+				if a.readOnly && (!slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rw")) {
+					return &Refusal{"mounts", field, fmt.Sprintf("a build step's bind of %s, a layer of the storage, must be read-only", m.Destination)}
+				}
+				ok = true
+			}
 		}
 		if !ok {
 			return &Refusal{"mounts", field, fmt.Sprintf("a build step's bind of %s, which is %s of file system %s: not the build's context, a layer or buildah's own (a symbolic link in a RUN --mount source?)", m.Destination, got.path, got.dev)}
@@ -99,6 +114,7 @@ type mountEntry struct {
 type place struct {
 	dev, path string
 	children  []string
+	readOnly  bool
 }
 
 // holds tells whether q is p or below it (below one of its children, if
@@ -187,4 +203,97 @@ func unescapeMountinfo(s string) (string, error) {
 		i += 3
 	}
 	return b.String(), nil
+}
+
+// CheckMounted refuses a container whose binds are not what the checks
+// judged: crun makes every bind of the config before it runs the
+// createRuntime hook, so a source in the workdir that the command swaps
+// between a directory and a symbolic link (renameat2 RENAME_EXCHANGE) can
+// be mounted as the link's target and judged as the directory (a
+// reviewer's container got the engine's root so, and podman's own socket
+// in it). Each bind's source is resolved here as the checks resolved it,
+// in the runtime's namespace (own: this process's mountinfo), and must be
+// the very file system and path mounted at the bind's place in the
+// container's namespace (container: its init's mountinfo, before
+// pivot_root, where the place is the root's path and the destination).
+func CheckMounted(config, container, own []byte) error {
+	var s struct {
+		Root *struct {
+			Path string `json:"path"`
+		} `json:"root"`
+		Mounts []Mount `json:"mounts"`
+	}
+	if err := json.Unmarshal(config, &s); err != nil {
+		return &Refusal{"config", "config.json", err.Error()}
+	}
+	if s.Root == nil || !path.IsAbs(s.Root.Path) {
+		return &Refusal{"mounts", "root.path", "the container's root is no absolute path"}
+	}
+	ctr, err := parseMountinfo(container)
+	if err != nil {
+		return &Refusal{"mounts", "mountinfo", err.Error()}
+	}
+	here, err := parseMountinfo(own)
+	if err != nil {
+		return &Refusal{"mounts", "mountinfo", err.Error()}
+	}
+	// A later bind at the same place hides an earlier one: the last counts.
+	last := map[string]int{}
+	for i, m := range s.Mounts {
+		if isBind(m) {
+			last[path.Clean("/"+m.Destination)] = i
+		}
+	}
+	for i, m := range s.Mounts {
+		dest := path.Clean("/" + m.Destination)
+		if !isBind(m) || last[dest] != i {
+			continue
+		}
+		field := fmt.Sprintf("mounts[%d].source", i)
+		real, err := evalSymlinks(m.Source)
+		if err != nil {
+			return &Refusal{"mounts", field, err.Error()}
+		}
+		want := here.at(real)
+		got := ctr.at(path.Join(s.Root.Path, dest))
+		if got.dev == "" || got.dev != want.dev || got.path != want.path {
+			return &Refusal{"mounts", field, fmt.Sprintf("the runtime bound %s of file system %s at %s, not %s, which was checked (a directory swapped for a symbolic link?)", got.path, got.dev, m.Destination, m.Source)}
+		}
+	}
+	return nil
+}
+
+// MountedAsChecked is the container mountinfo CheckMounted accepts for
+// config: own (the runtime namespace's mountinfo) with each bind of the
+// config mounted at its place as its source resolves now. Tests of the
+// hook stand it in for a runtime's work.
+func MountedAsChecked(config, own []byte) ([]byte, error) {
+	var s struct {
+		Root   struct{ Path string } `json:"root"`
+		Mounts []Mount               `json:"mounts"`
+	}
+	if err := json.Unmarshal(config, &s); err != nil {
+		return nil, err
+	}
+	here, err := parseMountinfo(own)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte{}, own...)
+	for i, m := range s.Mounts {
+		if !isBind(m) {
+			continue
+		}
+		real, err := evalSymlinks(m.Source)
+		if err != nil {
+			return nil, err
+		}
+		p := here.at(real)
+		out = fmt.Appendf(out, "%d 1 %s %s %s rw - none none rw\n", 90000+i, p.dev, escapeMountinfo(p.path), escapeMountinfo(path.Join(s.Root.Path, path.Clean("/"+m.Destination))))
+	}
+	return out, nil
+}
+
+func escapeMountinfo(s string) string {
+	return strings.NewReplacer(`\`, `\134`, " ", `\040`, "\t", `\011`, "\n", `\012`).Replace(s)
 }

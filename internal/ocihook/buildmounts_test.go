@@ -68,6 +68,12 @@ func TestCheckBuildMounts(t *testing.T) {
 			t.Errorf("%s: %v, want refused naming %q", src, err, want)
 		}
 	}
+	// A layer bound read-write: the image would change under its digest.
+	rw, _ := json.Marshal(map[string]any{"mounts": []any{map[string]any{"destination": "/m", "type": "bind",
+		"source": "/run/engine/tmp/buildah2/mnt/buildah-bind-target-0", "options": []string{"rw", "rbind"}}}})
+	if err := CheckBuildMounts(rw, []byte(engineMountinfo), f); err == nil || !strings.Contains(err.Error(), "must be read-only") {
+		t.Errorf("a layer bound rw: %v", err)
+	}
 	// A bind that carries a mount below it is refused even from an
 	// allowed place.
 	carried := engineMountinfo + "117 106 0:70 / /run/engine/tmp/buildah1/mnt/buildah-bind-target-0/x rw - proc proc rw\n"
@@ -82,5 +88,46 @@ func TestCheckBuildMounts(t *testing.T) {
 	}
 	if err := CheckBuildMounts(config("/x"), []byte("garbage\n"), f); err == nil {
 		t.Error("unreadable mountinfo passed")
+	}
+}
+
+// TestCheckMounted: a container's binds must be, in its own mount table,
+// the file system and path their sources resolve to in the runtime's; a
+// source swapped for a link between the runtime's mount and the check is
+// refused whichever way the check sees it.
+func TestCheckMounted(t *testing.T) {
+	defer func(old func(string) (string, error)) { evalSymlinks = old }(evalSymlinks)
+	evalSymlinks = func(p string) (string, error) { return p, nil }
+	own := `1 0 0:40 / / ro - tmpfs tmpfs ro
+2 1 254:0 /home/u/proj /home/u/proj rw - ext4 /dev/vda rw
+3 1 0:57 / /stockade-engine ro - tmpfs tmpfs ro
+4 3 254:0 /home/u/.local/share/stockade/engine/p-1 /stockade-engine/storage rw - ext4 /dev/vda rw
+`
+	root := "/stockade-engine/storage/vfs/dir/" + strings.Repeat("b", 64)
+	config, _ := json.Marshal(map[string]any{"root": map[string]any{"path": root}, "mounts": []any{
+		map[string]any{"destination": "/proc", "type": "proc", "source": "proc"},
+		map[string]any{"destination": "/w", "type": "bind", "source": "/home/u/proj/sw", "options": []string{"rbind"}},
+		map[string]any{"destination": "/.stockade/stockade", "type": "bind", "source": "/stockade-engine/stockade", "options": []string{"ro", "bind"}},
+	}})
+	good, err := MountedAsChecked(config, []byte(own))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckMounted(config, good, []byte(own)); err != nil {
+		t.Errorf("as checked: %v", err)
+	}
+	ctrRoot := "10 1 254:0 /home/u/.local/share/stockade/engine/p-1/vfs/dir/" + strings.Repeat("b", 64) + " " + root + " rw - ext4 /dev/vda rw\n"
+	for name, table := range map[string]string{
+		// The runtime followed the link to the engine's root.
+		"swapped": own + ctrRoot + "11 10 0:40 / " + root + "/w rw - tmpfs tmpfs rw\n12 10 0:57 /stockade " + root + "/.stockade/stockade ro - tmpfs tmpfs ro\n",
+		// Or to another directory of the workdir's file system.
+		"elsewhere": own + ctrRoot + "11 10 254:0 /home/u/.ssh " + root + "/w rw - ext4 /dev/vda rw\n12 10 0:57 /stockade " + root + "/.stockade/stockade ro - tmpfs tmpfs ro\n",
+		// Or mounted nothing there.
+		"missing": own + ctrRoot + "12 10 0:57 /stockade " + root + "/.stockade/stockade ro - tmpfs tmpfs ro\n",
+	} {
+		var r *Refusal
+		if err := CheckMounted(config, []byte(table), []byte(own)); !errors.As(err, &r) || r.Field != "mounts[1].source" || !strings.Contains(r.Reason, "not /home/u/proj/sw, which was checked") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -307,6 +307,28 @@ var containerRows = []row{
 			`tar -C $c -cf - . | curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/x-tar' --data-binary @- "http://d/v4.0.0/libpod/build?nocache=1&$q" | `+
 			`grep -oE 'stockade refused the request \([a-z_]*\)|workdir' | head -n 1; done | sort | uniq -c | tr -s ' '`,
 		"3 stockade refused the request (build)"),
+	// crun makes a container's binds before the createRuntime hook runs:
+	// a source the command swaps between a directory and a link to /
+	// (renameat2 RENAME_EXCHANGE) was mounted as the engine's root and
+	// judged as the directory (a reviewer's fifth attempt won, podman's
+	// own socket in the container). The hook compares what the runtime
+	// mounted with what it checked. LEAKED without it, within a few
+	// dozen attempts.
+	ctrRow("containers_bind_source_swap",
+		`mkdir sw; ln -s / swalt; nr=316; [ "$(uname -m)" = aarch64 ] && nr=276; `+
+			`python3 -c "import ctypes
+l=ctypes.CDLL(None)
+while 1: l.syscall($nr,-100,b'sw',-100,b'swalt',2)" & f=$!; `+
+			`r=CONTAINED; for i in $(seq 40); do o=$(podman --remote run --rm -v $PWD/sw:/h img sh -c 'test -e /h/stockade-engine && echo LEAKED' 2>/dev/null); [ "$o" = LEAKED ] && { r=LEAKED; break; }; done; kill $f; echo $r`,
+		"CONTAINED"),
+	// A build step that binds an image's own layer read-write, through a
+	// link in the context, changes the image under its digest, for every
+	// later container and session (--require-digest trusts the digest).
+	ctrRow("containers_build_layer_rw",
+		`L=$(podman --remote image inspect localhost/img --format '{{index .RootFS.Layers 0}}' | sed s/sha256://); c=$(mktemp -d); ln -s /stockade-engine/storage/vfs/dir/$L $c/lay; `+
+			`printf 'FROM localhost/img\nRUN --mount=type=bind,source=lay,target=/m,rw sh -c "echo TAMPERED > /m/PWNED"\n' >$c/Containerfile; `+
+			`a=$(`+refusedBy(`podman --remote build --no-cache $c`)+`); b=$(podman --remote run --rm img cat /PWNED 2>/dev/null || echo INTACT); echo "$a $b"`,
+		"stockade refused the container (check mounts) INTACT"),
 	// A restore imports a container's whole configuration, its runtime
 	// among it, from an archive the client sends.
 	ctrRow("containers_restore_import",
