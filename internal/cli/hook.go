@@ -141,7 +141,7 @@ func (c *hookCreateRuntimeCmd) run(in io.Reader, st *state) error {
 	if err != nil {
 		return &ocihook.Refusal{Check: "mounts", Field: "mountinfo", Reason: err.Error()}
 	}
-	return ocihook.CheckMounted(config, container, own)
+	return ocihook.CheckMounted(config, container, own, f)
 }
 
 // containerMountinfo reads the mount table of the container's process

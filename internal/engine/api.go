@@ -126,6 +126,13 @@ func (f *apiFilter) conn(c net.Conn) {
 			apiError(c, http.StatusForbidden, "stockade refused the request ("+r.Check+"): "+r.Reason)
 			return
 		}
+		if r := f.archive(req); r != nil {
+			if f.refused != nil {
+				f.refused(*r)
+			}
+			apiError(c, http.StatusForbidden, "stockade refused the request ("+r.Check+"): "+r.Reason)
+			return
+		}
 		if up == nil {
 			if up, err = f.dial(); err != nil {
 				apiError(c, http.StatusBadGateway, "stockade: the container engine does not answer: "+err.Error())
@@ -397,6 +404,90 @@ func buildSecret(secret string) string {
 		return "names no file in the build's context (buildah would read its id as a path on the engine's side)"
 	}
 	return ""
+}
+
+// archive refuses a copy into or out of a container with a bind mount
+// (docker cp, podman cp), and names the container by its id in what goes
+// on. podman copies for a container that does not run on the engine's
+// side, through the bind's source as the container's config gives it:
+// no hook has checked a container that was only created (`podman create
+// -v /:/host` then `podman cp f ctr:/host/...` wrote the kept storage),
+// and a source in the workdir can have been swapped for a link since the
+// container ran. A container's mounts never change after its creation,
+// and its id is the one the check read, so a rename in between changes
+// nothing.
+func (f *apiFilter) archive(req *http.Request) *ocihook.Report {
+	op := ""
+	for _, o := range []string{"archive", "copy"} {
+		if endpoint(req, "containers", "", o) {
+			op = o
+		}
+	}
+	if op == "" {
+		return nil
+	}
+	segs := strings.Split(req.URL.Path, "/")
+	n := len(segs)
+	if req.URL.Path != path.Clean(req.URL.Path) || n < 3 || segs[n-1] != op || strings.ContainsAny(segs[n-2], "%") ||
+		req.URL.EscapedPath() != req.URL.Path {
+		return &ocihook.Report{Check: "copy", Field: "path", Reason: "a copy whose container is not named plainly (no escapes, no dot segments)"}
+	}
+	ctr, err := f.inspect(segs[n-2])
+	if err != nil {
+		return &ocihook.Report{Check: "copy", Field: "container", Reason: "looking the container up: " + err.Error()}
+	}
+	for _, m := range ctr.Mounts {
+		if m.Type != "volume" {
+			return &ocihook.Report{Check: "copy", Field: "mounts", Container: ctr.ID,
+				Reason: fmt.Sprintf("the container has a %s mount at %s, through which the engine itself would copy, outside the container's checks; copy through the workdir instead", m.Type, m.Destination)}
+		}
+	}
+	segs[n-2] = ctr.ID
+	req.URL.Path, req.URL.RawPath = strings.Join(segs, "/"), ""
+	return nil
+}
+
+// inspected is what archive reads of a container.
+type inspected struct {
+	ID     string `json:"Id"`
+	Mounts []struct {
+		Type, Destination string
+	}
+}
+
+// inspect asks podman, on a connection of its own, for the container name
+// names.
+func (f *apiFilter) inspect(name string) (inspected, error) {
+	var ctr inspected
+	up, err := f.dial()
+	if err != nil {
+		return ctr, err
+	}
+	defer up.Close()
+	up.SetDeadline(time.Now().Add(30 * time.Second))
+	get, err := http.NewRequest(http.MethodGet, "http://d/v4.0.0/libpod/containers/"+url.PathEscape(name)+"/json", nil)
+	if err != nil {
+		return ctr, err
+	}
+	get.Close = true
+	if err := get.Write(up); err != nil {
+		return ctr, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(up), get)
+	if err != nil {
+		return ctr, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ctr, fmt.Errorf("podman answers %s", resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&ctr); err != nil {
+		return ctr, err
+	}
+	if len(ctr.ID) != 64 || strings.Trim(ctr.ID, "0123456789abcdef") != "" {
+		return ctr, fmt.Errorf("podman names the container %q", ctr.ID)
+	}
+	return ctr, nil
 }
 
 // maxSecretBody bounds a secret create's body: podman takes 512 000

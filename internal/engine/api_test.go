@@ -59,6 +59,20 @@ func (p *fakePodman) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Echo the client's stream, upper-cased, until it half-closes.
 		b, _ := io.ReadAll(brw)
 		conn.Write([]byte(strings.ToUpper(string(b))))
+	case strings.HasSuffix(r.URL.Path, "/json") && strings.Contains(r.URL.Path, "/containers/"):
+		name := strings.Split(r.URL.Path, "/")[4]
+		id := strings.Repeat("a", 64)
+		mounts := `[{"Type":"volume","Destination":"/v"}]`
+		switch name {
+		case "bound":
+			id, mounts = strings.Repeat("b", 64), `[{"Type":"volume","Destination":"/v"},{"Type":"bind","Destination":"/host"}]`
+		case "gone":
+			http.Error(w, `{"message":"no such container"}`, http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, `{"Id":%q,"Mounts":%s}`, id, mounts)
+	case strings.HasSuffix(r.URL.Path, "/archive"):
+		fmt.Fprintf(w, "archive %s", r.URL.Path)
 	case strings.HasSuffix(r.URL.Path, "/upload"):
 		n, _ := io.Copy(io.Discard, r.Body)
 		fmt.Fprintf(w, "%d bytes", n)
@@ -424,5 +438,33 @@ func TestAPIFilterEngineSide(t *testing.T) {
 		if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
 			t.Errorf("%.70q: want 200, got %.200q", req, out)
 		}
+	}
+}
+
+// A copy into or out of a container with a bind is refused (podman copies
+// through the bind's source itself); one with volumes only goes on, the
+// container named by its id.
+func TestAPIFilterArchive(t *testing.T) {
+	sock, _, heard := startFilter(t)
+	for _, uri := range []string{
+		"/v1.41/containers/bound/archive?path=/host",
+		"/v4.0.0/libpod/containers/bound/archive?path=/",
+		"/v4.0.0/libpod/containers/gone/archive?path=/",
+		"/v4.0.0/libpod/containers/b%6Fund/archive?path=/",
+		"/v4.0.0/libpod/containers/x/../bound/archive?path=/",
+	} {
+		for _, method := range []string{"PUT", "GET", "HEAD"} {
+			out := raw(t, sock, method+" "+uri+" HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\n\r\n")
+			if !strings.HasPrefix(out, "HTTP/1.1 403 ") {
+				t.Errorf("%s %s: want 403, got %.200q", method, uri, out)
+			}
+		}
+	}
+	if got := heard(); len(got) != 15 || got[0].Check != "copy" {
+		t.Errorf("heard %d refusals, want 15 of copy: %+v", len(got), got)
+	}
+	out := raw(t, sock, "PUT /v1.41/containers/plain/archive?path=/v HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	if !strings.Contains(out, "archive /v1.41/containers/"+strings.Repeat("a", 64)+"/archive") {
+		t.Errorf("a copy into a container of volumes: %q", out)
 	}
 }

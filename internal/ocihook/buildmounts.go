@@ -106,6 +106,7 @@ var idPattern = strings.Repeat("[0-9a-f]", 64)
 // mountEntry is one line of mountinfo: a file system (dev), the path in
 // it (root) mounted at point.
 type mountEntry struct {
+	id, parent       string
 	dev, root, point string
 }
 
@@ -141,23 +142,58 @@ func (p place) holds(q place) bool {
 
 type mountTable []mountEntry
 
-// at is the file system and path the absolute, clean path p names: the
-// last mount, in mountinfo's order, whose point is p or above it (a later
-// mount at a point hides what was mounted at or below it before; a mount
-// is listed after the one it is mounted on), and the rest of p below it.
+// at is the file system and path the absolute, clean path p names.
 func (t mountTable) at(p string) place {
-	best := -1
-	for i, m := range t {
-		if m.point == p || m.point == "/" || strings.HasPrefix(p, m.point+"/") {
-			best = i
-		}
-	}
-	if best < 0 {
+	i := t.index(p)
+	if i < 0 {
 		return place{}
 	}
-	m := t[best]
+	m := t[i]
 	rest := strings.TrimPrefix(strings.TrimPrefix(p, m.point), "/")
 	return place{dev: m.dev, path: path.Join(m.root, rest)}
+}
+
+// index is the mount at which the absolute, clean path p ends, found as a
+// path walk finds it: from the root of the table down, at each mount the
+// child met first along p (the shortest point at or above it: a mount at
+// an ancestor hides what was mounted below it before), and a mount
+// stacked on another at the same point, its child, above it. mountinfo's
+// order is not the tree's: crun's binds under a container's root are
+// listed before the root's own bind. -1 for an empty table.
+func (t mountTable) index(p string) int {
+	ids := map[string]bool{}
+	children := map[string][]int{}
+	for i, m := range t {
+		ids[m.id] = true
+		children[m.parent] = append(children[m.parent], i)
+	}
+	covers := func(point string) bool {
+		return point == p || point == "/" || strings.HasPrefix(p, point+"/")
+	}
+	shortest := func(cands []int, skip int) int {
+		best := -1
+		for _, c := range cands {
+			if c != skip && covers(t[c].point) && (best < 0 || len(t[c].point) < len(t[best].point)) {
+				best = c
+			}
+		}
+		return best
+	}
+	var roots []int
+	for i, m := range t {
+		if !ids[m.parent] {
+			roots = append(roots, i)
+		}
+	}
+	cur := shortest(roots, -1)
+	for steps := 0; cur >= 0 && steps <= len(t); steps++ {
+		next := shortest(children[t[cur].id], cur)
+		if next < 0 {
+			break
+		}
+		cur = next
+	}
+	return cur
 }
 
 func parseMountinfo(b []byte) (mountTable, error) {
@@ -175,7 +211,7 @@ func parseMountinfo(b []byte) (mountTable, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("a mountinfo line that cannot be read: %q", line)
 		}
-		t = append(t, mountEntry{dev: f[2], root: root, point: point})
+		t = append(t, mountEntry{id: f[0], parent: f[1], dev: f[2], root: root, point: point})
 	}
 	return t, nil
 }
@@ -216,7 +252,13 @@ func unescapeMountinfo(s string) (string, error) {
 // the very file system and path mounted at the bind's place in the
 // container's namespace (container: its init's mountinfo, before
 // pivot_root, where the place is the root's path and the destination).
-func CheckMounted(config, container, own []byte) error {
+//
+// The source is resolved once, and that one resolution is both judged
+// (it must lie in the workdir, a named volume or the container's own
+// files, as checkMounts requires; the seal's bind must be stockade's
+// binary) and compared: a swap between the checks' resolutions cannot
+// pass a mount that only one of them saw.
+func CheckMounted(config, container, own []byte, f Facts) error {
 	var s struct {
 		Root *struct {
 			Path string `json:"path"`
@@ -254,6 +296,13 @@ func CheckMounted(config, container, own []byte) error {
 		if err != nil {
 			return &Refusal{"mounts", field, err.Error()}
 		}
+		if dest == SealPath {
+			if real != path.Clean(f.SealSource) {
+				return &Refusal{"mounts", field, fmt.Sprintf("%s resolves to %s, not stockade's binary", m.Source, real)}
+			}
+		} else if !allowedSource(real, &f) {
+			return &Refusal{"mounts", field, fmt.Sprintf("%s resolves to %s, outside the workdir, the named volumes and the container's own files", m.Source, real)}
+		}
 		want := here.at(real)
 		got := ctr.at(path.Join(s.Root.Path, dest))
 		if got.dev == "" || got.dev != want.dev || got.path != want.path {
@@ -261,6 +310,29 @@ func CheckMounted(config, container, own []byte) error {
 		}
 	}
 	return nil
+}
+
+// allowedSource tells whether real, a resolved source, lies in the
+// workdir, a named volume or the container's own files (each resolving to
+// itself, as under requires).
+func allowedSource(real string, f *Facts) bool {
+	dirs := append(append([]string{f.Workdir}, f.Volumes...), ownDirs(f, containerID(f))...)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if rd, err := evalSymlinks(d); err == nil && rd == path.Clean(d) && (real == rd || strings.HasPrefix(real, rd+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+func containerID(f *Facts) string {
+	if f.Container == nil {
+		return ""
+	}
+	return f.Container.ID
 }
 
 // MountedAsChecked is the container mountinfo CheckMounted accepts for
@@ -280,6 +352,8 @@ func MountedAsChecked(config, own []byte) ([]byte, error) {
 		return nil, err
 	}
 	out := append([]byte{}, own...)
+	// Each bind stacked on the mount that holds its place, in order.
+	table := append(mountTable{}, here...)
 	for i, m := range s.Mounts {
 		if !isBind(m) {
 			continue
@@ -289,9 +363,21 @@ func MountedAsChecked(config, own []byte) ([]byte, error) {
 			return nil, err
 		}
 		p := here.at(real)
-		out = fmt.Appendf(out, "%d 1 %s %s %s rw - none none rw\n", 90000+i, p.dev, escapeMountinfo(p.path), escapeMountinfo(path.Join(s.Root.Path, path.Clean("/"+m.Destination))))
+		point := path.Join(s.Root.Path, path.Clean("/"+m.Destination))
+		parent := table.under(point)
+		id := strconv.Itoa(90000 + i)
+		table = append(table, mountEntry{id: id, parent: parent, dev: p.dev, root: p.path, point: point})
+		out = fmt.Appendf(out, "%s %s %s %s %s rw - none none rw\n", id, parent, p.dev, escapeMountinfo(p.path), escapeMountinfo(point))
 	}
 	return out, nil
+}
+
+// under is the id of the mount a new mount at point would be stacked on.
+func (t mountTable) under(point string) string {
+	if i := t.index(point); i >= 0 {
+		return t[i].id
+	}
+	return "1"
 }
 
 func escapeMountinfo(s string) string {

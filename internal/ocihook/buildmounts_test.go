@@ -113,9 +113,25 @@ func TestCheckMounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckMounted(config, good, []byte(own)); err != nil {
+	f := Facts{Workdir: "/home/u/proj", SealSource: "/stockade-engine/stockade", Storage: "/stockade-engine/storage", RunRoot: "/run/user/0/containers", Driver: "vfs"}
+	if err := CheckMounted(config, good, []byte(own), f); err != nil {
 		t.Errorf("as checked: %v", err)
 	}
+	// The one resolution is judged too: a source that resolves outside
+	// the workdir when compared is refused even if the runtime bound
+	// exactly that (the checks saw a directory, this resolution the link).
+	evalSymlinks = func(p string) (string, error) {
+		if p == "/home/u/proj/sw" {
+			return "/", nil
+		}
+		return p, nil
+	}
+	swapped, _ := MountedAsChecked(config, []byte(own))
+	var r *Refusal
+	if err := CheckMounted(config, swapped, []byte(own), f); !errors.As(err, &r) || !strings.Contains(r.Reason, "resolves to /, outside the workdir") {
+		t.Errorf("resolved outside, bound alike: %v", err)
+	}
+	evalSymlinks = func(p string) (string, error) { return p, nil }
 	ctrRoot := "10 1 254:0 /home/u/.local/share/stockade/engine/p-1/vfs/dir/" + strings.Repeat("b", 64) + " " + root + " rw - ext4 /dev/vda rw\n"
 	for name, table := range map[string]string{
 		// The runtime followed the link to the engine's root.
@@ -126,8 +142,39 @@ func TestCheckMounted(t *testing.T) {
 		"missing": own + ctrRoot + "12 10 0:57 /stockade " + root + "/.stockade/stockade ro - tmpfs tmpfs ro\n",
 	} {
 		var r *Refusal
-		if err := CheckMounted(config, []byte(table), []byte(own)); !errors.As(err, &r) || r.Field != "mounts[1].source" || !strings.Contains(r.Reason, "not /home/u/proj/sw, which was checked") {
+		if err := CheckMounted(config, []byte(table), []byte(own), f); !errors.As(err, &r) || r.Field != "mounts[1].source" || !strings.Contains(r.Reason, "not /home/u/proj/sw, which was checked") {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestMountTableOrder: a container's mount table as crun leaves it at
+// createRuntime lists the binds under the root before the root's own
+// bind, their parent; the walk goes by the tree, not the order.
+func TestMountTableOrder(t *testing.T) {
+	root := "/stockade-engine/storage/vfs/dir/" + strings.Repeat("1", 64)
+	table := `378 1 0:57 / /stockade-engine rw - tmpfs tmpfs rw
+1 0 0:40 / / ro - tmpfs tmpfs ro
+399 406 254:0 /tmp/p/sw ` + root + `/h rw - ext4 /dev/vda rw
+402 406 0:54 /user/0/containers/vfs-containers/c/userdata/hosts ` + root + `/etc/hosts rw - tmpfs tmpfs rw
+408 406 0:63 / ` + root + `/dev rw - tmpfs tmpfs rw
+403 408 0:59 / ` + root + `/dev/shm rw - tmpfs shm rw
+406 378 254:0 /root/.local/share/stockade/engine/p/vfs/dir/` + strings.Repeat("1", 64) + " " + root + ` rw - ext4 /dev/vda rw
+`
+	mt, err := parseMountinfo([]byte(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]place{
+		root + "/h":          {dev: "254:0", path: "/tmp/p/sw"},
+		root + "/h/x":        {dev: "254:0", path: "/tmp/p/sw/x"},
+		root + "/etc/hosts":  {dev: "0:54", path: "/user/0/containers/vfs-containers/c/userdata/hosts"},
+		root + "/dev/shm":    {dev: "0:59", path: "/"},
+		root + "/dev/null":   {dev: "0:63", path: "/null"},
+		root + "/etc/passwd": {dev: "254:0", path: "/root/.local/share/stockade/engine/p/vfs/dir/" + strings.Repeat("1", 64) + "/etc/passwd"},
+	} {
+		if got := mt.at(p); got.dev != want.dev || got.path != want.path {
+			t.Errorf("%s: %+v, want %+v", p, got, want)
 		}
 	}
 }

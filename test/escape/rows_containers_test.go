@@ -329,6 +329,17 @@ while 1: l.syscall($nr,-100,b'sw',-100,b'swalt',2)" & f=$!; `+
 			`printf 'FROM localhost/img\nRUN --mount=type=bind,source=lay,target=/m,rw sh -c "echo TAMPERED > /m/PWNED"\n' >$c/Containerfile; `+
 			`a=$(`+refusedBy(`podman --remote build --no-cache $c`)+`); b=$(podman --remote run --rm img cat /PWNED 2>/dev/null || echo INTACT); echo "$a $b"`,
 		"stockade refused the container (check mounts) INTACT"),
+	// podman copies for a container that does not run on the engine's
+	// side, through a bind's source as given: a container only created
+	// with -v /:/host passed no hook, and cp wrote the kept storage
+	// (PLANTED without the filter's refusal). A container of volumes
+	// alone still takes a copy.
+	ctrRow("containers_cp_created_bind",
+		`podman --remote create --name cpx -v /:/host img true >/dev/null; echo X >f; `+
+			`podman --remote cp f cpx:/host/tmp/cp-planted >/dev/null 2>&1 && a=PODMAN-COPIED || a=PODMAN-FAILED; docker cp f cpx:/host/tmp/cp-planted2 >/dev/null 2>&1 && b=DOCKER-COPIED || b=DOCKER-FAILED; `+
+			`podman --remote create --name cpy -v vol:/v img true >/dev/null; podman --remote cp f cpy:/v/f && c=COPIED; `+
+			`test -e /tmp/cp-planted -o -e /tmp/cp-planted2 && echo "$a $b $c PLANTED" || echo "$a $b $c ABSENT"`,
+		"PODMAN-FAILED DOCKER-FAILED COPIED ABSENT"),
 	// A restore imports a container's whole configuration, its runtime
 	// among it, from an archive the client sends.
 	ctrRow("containers_restore_import",
