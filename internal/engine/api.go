@@ -406,9 +406,8 @@ func buildSecret(secret string) string {
 	return ""
 }
 
-// archive refuses a copy into or out of a container with a bind mount
-// (docker cp, podman cp), and names the container by its id in what goes
-// on. podman copies for a container that does not run on the engine's
+// archive refuses a copy into or out of a container with a mount (docker
+// cp, podman cp), and names the container by its id in what goes on. podman copies for a container that does not run on the engine's
 // side, through the bind's source as the container's config gives it:
 // no hook has checked a container that was only created (`podman create
 // -v /:/host` then `podman cp f ctr:/host/...` wrote the kept storage),
@@ -436,11 +435,13 @@ func (f *apiFilter) archive(req *http.Request) *ocihook.Report {
 	if err != nil {
 		return &ocihook.Report{Check: "copy", Field: "container", Reason: "looking the container up: " + err.Error()}
 	}
+	// Volumes too: one made with --opt type=none,o=bind,device=DIR is
+	// that directory while any container that uses it starts, and podman
+	// copies through the volume's mount point (a reviewer's copy, beside a
+	// start refused in a loop, wrote an image's layer).
 	for _, m := range ctr.Mounts {
-		if m.Type != "volume" {
-			return &ocihook.Report{Check: "copy", Field: "mounts", Container: ctr.ID,
-				Reason: fmt.Sprintf("the container has a %s mount at %s, through which the engine itself would copy, outside the container's checks; copy through the workdir instead", m.Type, m.Destination)}
-		}
+		return &ocihook.Report{Check: "copy", Field: "mounts", Container: ctr.ID,
+			Reason: fmt.Sprintf("the container has a %s mount at %s, through which the engine itself would copy, outside the container's checks; copy into a container without mounts, or through the workdir", m.Type, m.Destination)}
 	}
 	segs[n-2] = ctr.ID
 	req.URL.Path, req.URL.RawPath = strings.Join(segs, "/"), ""

@@ -62,10 +62,12 @@ func (p *fakePodman) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, "/json") && strings.Contains(r.URL.Path, "/containers/"):
 		name := strings.Split(r.URL.Path, "/")[4]
 		id := strings.Repeat("a", 64)
-		mounts := `[{"Type":"volume","Destination":"/v"}]`
+		mounts := `[]`
 		switch name {
 		case "bound":
 			id, mounts = strings.Repeat("b", 64), `[{"Type":"volume","Destination":"/v"},{"Type":"bind","Destination":"/host"}]`
+		case "vol":
+			mounts = `[{"Type":"volume","Destination":"/v"}]`
 		case "gone":
 			http.Error(w, `{"message":"no such container"}`, http.StatusNotFound)
 			return
@@ -441,15 +443,16 @@ func TestAPIFilterEngineSide(t *testing.T) {
 	}
 }
 
-// A copy into or out of a container with a bind is refused (podman copies
-// through the bind's source itself); one with volumes only goes on, the
-// container named by its id.
+// A copy into or out of a container with a mount is refused (podman copies
+// through the bind's source, or the volume's mount point, itself); one
+// without goes on, the container named by its id.
 func TestAPIFilterArchive(t *testing.T) {
 	sock, _, heard := startFilter(t)
 	for _, uri := range []string{
 		"/v1.41/containers/bound/archive?path=/host",
 		"/v4.0.0/libpod/containers/bound/archive?path=/",
 		"/v4.0.0/libpod/containers/gone/archive?path=/",
+		"/v4.0.0/libpod/containers/vol/archive?path=/",
 		"/v4.0.0/libpod/containers/b%6Fund/archive?path=/",
 		"/v4.0.0/libpod/containers/x/../bound/archive?path=/",
 	} {
@@ -460,11 +463,11 @@ func TestAPIFilterArchive(t *testing.T) {
 			}
 		}
 	}
-	if got := heard(); len(got) != 15 || got[0].Check != "copy" {
-		t.Errorf("heard %d refusals, want 15 of copy: %+v", len(got), got)
+	if got := heard(); len(got) != 18 || got[0].Check != "copy" {
+		t.Errorf("heard %d refusals, want 18 of copy: %+v", len(got), got)
 	}
 	out := raw(t, sock, "PUT /v1.41/containers/plain/archive?path=/v HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	if !strings.Contains(out, "archive /v1.41/containers/"+strings.Repeat("a", 64)+"/archive") {
-		t.Errorf("a copy into a container of volumes: %q", out)
+		t.Errorf("a copy into a container without mounts: %q", out)
 	}
 }

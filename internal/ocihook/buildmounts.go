@@ -264,6 +264,7 @@ func CheckMounted(config, container, own []byte, f Facts) error {
 			Path string `json:"path"`
 		} `json:"root"`
 		Mounts []Mount `json:"mounts"`
+		Linux  *Linux  `json:"linux"`
 	}
 	if err := json.Unmarshal(config, &s); err != nil {
 		return &Refusal{"config", "config.json", err.Error()}
@@ -271,6 +272,7 @@ func CheckMounted(config, container, own []byte, f Facts) error {
 	if s.Root == nil || !path.IsAbs(s.Root.Path) {
 		return &Refusal{"mounts", "root.path", "the container's root is no absolute path"}
 	}
+	rootfs := path.Clean(s.Root.Path)
 	ctr, err := parseMountinfo(container)
 	if err != nil {
 		return &Refusal{"mounts", "mountinfo", err.Error()}
@@ -279,6 +281,7 @@ func CheckMounted(config, container, own []byte, f Facts) error {
 	if err != nil {
 		return &Refusal{"mounts", "mountinfo", err.Error()}
 	}
+	binds := map[int]string{} // the checked binds' entries, to their resolved sources
 	// A later bind at the same place hides an earlier one: the last counts.
 	last := map[string]int{}
 	for i, m := range s.Mounts {
@@ -304,9 +307,80 @@ func CheckMounted(config, container, own []byte, f Facts) error {
 			return &Refusal{"mounts", field, fmt.Sprintf("%s resolves to %s, outside the workdir, the named volumes and the container's own files", m.Source, real)}
 		}
 		want := here.at(real)
-		got := ctr.at(path.Join(s.Root.Path, dest))
+		got := ctr.at(path.Join(rootfs, dest))
 		if got.dev == "" || got.dev != want.dev || got.path != want.path {
 			return &Refusal{"mounts", field, fmt.Sprintf("the runtime bound %s of file system %s at %s, not %s, which was checked (a directory swapped for a symbolic link?)", got.path, got.dev, m.Destination, m.Source)}
+		}
+		if k := ctr.index(path.Join(rootfs, dest)); k >= 0 {
+			binds[k] = real
+		}
+	}
+	return auditTable(ctr, here, rootfs, binds, expected(rootfs, s.Mounts, s.Linux))
+}
+
+// expected are the points under rootfs where the config has the runtime
+// mount something: its mounts, devices (and the runtime's default ones),
+// masked and read-only paths.
+func expected(rootfs string, mounts []Mount, l *Linux) map[string]bool {
+	points := map[string]bool{}
+	add := func(p string) { points[path.Join(rootfs, path.Clean("/"+p))] = true }
+	for _, m := range mounts {
+		add(m.Destination)
+	}
+	// The devices every runtime makes (the OCI spec's defaults), bound
+	// from the engine's /dev in a user namespace.
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
+		add(d)
+	}
+	if l != nil {
+		for _, d := range l.Devices {
+			add(d.Path)
+		}
+		for _, p := range append(append([]string{}, l.MaskedPaths...), l.ReadonlyPaths...) {
+			add(p)
+		}
+	}
+	return points
+}
+
+// auditTable refuses a mount under the container's root that the config
+// does not account for. A destination is resolved by the runtime inside
+// the root, through links, those of a directory an earlier bind brought
+// in among them: -v $PWD:/w -v $PWD/sw:/w/sw with sw swapped for a link
+// to /stockade-engine bound the engine's directory at the root's
+// /stockade-engine while the mount at the literal /w/sw was the first
+// bind's own, as checked. So every mount below the root must be at a
+// point the config names, or come with a checked bind: a mount below a
+// bind (binds maps its entry to its resolved source) is there in the
+// runtime's namespace too, the same file system and path at the same
+// place below the source (what a recursive bind brings along).
+func auditTable(ctr, here mountTable, rootfs string, binds map[int]string, points map[string]bool) error {
+	byID := map[string]int{}
+	for i, m := range ctr {
+		byID[m.id] = i
+	}
+	for _, m := range ctr {
+		if !strings.HasPrefix(m.point, rootfs+"/") || points[m.point] {
+			continue
+		}
+		// The nearest checked bind above it.
+		bind, src := -1, ""
+		j, ok := byID[m.parent]
+		for steps := 0; ok && steps <= len(ctr); steps++ {
+			if s, isBind := binds[j]; isBind {
+				bind, src = j, s
+				break
+			}
+			j, ok = byID[ctr[j].parent]
+		}
+		if bind < 0 {
+			return &Refusal{"mounts", "mountinfo", fmt.Sprintf("a mount at %s, which the config does not name (a destination through a symbolic link?)", strings.TrimPrefix(m.point, rootfs))}
+		}
+		rel := strings.TrimPrefix(m.point, ctr[bind].point)
+		there := path.Join(src, rel)
+		k := here.index(there)
+		if k < 0 || here[k].point != there || here[k].dev != m.dev || here[k].root != m.root {
+			return &Refusal{"mounts", "mountinfo", fmt.Sprintf("a mount at %s, below the bind at %s, that %s does not have (a destination through a symbolic link?)", strings.TrimPrefix(m.point, rootfs), strings.TrimPrefix(ctr[bind].point, rootfs), there)}
 		}
 	}
 	return nil

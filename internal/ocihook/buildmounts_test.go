@@ -178,3 +178,48 @@ func TestMountTableOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMountedAudit: every mount below the container's root is one
+// the config names, or one a checked bind brought along from its source.
+func TestCheckMountedAudit(t *testing.T) {
+	defer func(old func(string) (string, error)) { evalSymlinks = old }(evalSymlinks)
+	evalSymlinks = func(p string) (string, error) { return p, nil }
+	own := "1 0 0:40 / / ro - tmpfs tmpfs ro\n" +
+		"2 1 254:0 /home/u/proj /home/u/proj rw - ext4 /dev/vda rw\n" +
+		"5 2 0:43 /empty-file /home/u/proj/.env ro - tmpfs tmpfs ro\n" +
+		"3 1 0:57 / /stockade-engine ro - tmpfs tmpfs ro\n"
+	id := strings.Repeat("b", 64)
+	root := "/stockade-engine/storage/vfs/dir/" + id
+	config, _ := json.Marshal(map[string]any{"root": map[string]any{"path": root}, "mounts": []any{
+		map[string]any{"destination": "/w", "type": "bind", "source": "/home/u/proj", "options": []string{"rbind"}},
+		map[string]any{"destination": "/w/sw", "type": "bind", "source": "/home/u/proj/sw", "options": []string{"rbind"}},
+		map[string]any{"destination": "/proc", "type": "proc", "source": "proc"},
+	}, "linux": map[string]any{"devices": []any{map[string]any{"path": "/dev/null"}}}})
+	f := Facts{Workdir: "/home/u/proj", Storage: "/stockade-engine/storage", RunRoot: "/run/user/0/containers", Driver: "vfs"}
+	base := own + "10 3 254:0 /home/u/.local/share/stockade/engine/p-1/vfs/dir/" + id + " " + root + " rw - ext4 /dev/vda rw\n" +
+		"11 10 254:0 /home/u/proj " + root + "/w rw - ext4 /dev/vda rw\n" +
+		"13 10 0:62 / " + root + "/proc rw - proc proc rw\n" +
+		"14 10 0:6 /null " + root + "/dev/null rw - devtmpfs devtmpfs rw\n"
+	ok := base + "12 11 0:43 /empty-file " + root + "/w/.env ro - tmpfs tmpfs ro\n" +
+		"15 11 254:0 /home/u/proj/sw " + root + "/w/sw rw - ext4 /dev/vda rw\n"
+	if err := CheckMounted(config, []byte(ok), []byte(own), f); err != nil {
+		t.Errorf("as the config says: %v", err)
+	}
+	for name, table := range map[string]string{
+		// The second bind went through sw, a link to /stockade-engine:
+		// the engine's directory at the root's /stockade-engine, and the
+		// first bind's own directory at the literal /w/sw.
+		"stray": base + "12 11 0:43 /empty-file " + root + "/w/.env ro - tmpfs tmpfs ro\n" +
+			"16 10 0:57 / " + root + "/stockade-engine rw - tmpfs tmpfs rw\n",
+		// Below the workdir's bind, a mount its source does not have.
+		"below": ok + "17 11 0:57 / " + root + "/w/x rw - tmpfs tmpfs rw\n",
+		// The mask mirrored with the wrong file system.
+		"mask": base + "12 11 0:57 /empty-file " + root + "/w/.env ro - tmpfs tmpfs ro\n" +
+			"15 11 254:0 /home/u/proj/sw " + root + "/w/sw rw - ext4 /dev/vda rw\n",
+	} {
+		var r *Refusal
+		if err := CheckMounted(config, []byte(table), []byte(own), f); !errors.As(err, &r) || r.Field != "mountinfo" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

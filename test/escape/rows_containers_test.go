@@ -321,6 +321,21 @@ l=ctypes.CDLL(None)
 while 1: l.syscall($nr,-100,b'sw',-100,b'swalt',2)" & f=$!; `+
 			`r=CONTAINED; for i in $(seq 40); do o=$(podman --remote run --rm -v $PWD/sw:/h img sh -c 'test -e /h/stockade-engine && echo LEAKED' 2>/dev/null); [ "$o" = LEAKED ] && { r=LEAKED; break; }; done; kill $f; echo $r`,
 		"CONTAINED"),
+	// The runtime resolves a destination inside the container's root,
+	// through links, those in a directory an earlier bind brought in:
+	// -v $PWD:/w -v $PWD/sw:/w/sw with sw swapped for a link to
+	// /stockade-engine bound the engine's directory at the root's
+	// /stockade-engine while the literal /w/sw held the first bind's own
+	// directory, as checked. The hook accounts for every mount below the
+	// root. LEAKED without it.
+	ctrRow("containers_bind_dest_swap",
+		`d=$(mktemp -d); mkdir -p $d/bin $d/stockade-engine; cp /bin/busybox $d/bin/; for a in sh test echo; do ln -s busybox $d/bin/$a; done; tar -C $d -cf $d.tar .; podman --remote import -q $d.tar img3 >/dev/null; `+
+			`mkdir sw; ln -s /stockade-engine swalt; nr=316; [ "$(uname -m)" = aarch64 ] && nr=276; `+
+			`python3 -c "import ctypes
+l=ctypes.CDLL(None)
+while 1: l.syscall($nr,-100,b'sw',-100,b'swalt',2)" & f=$!; `+
+			`r=CONTAINED; for i in $(seq 60); do o=$(podman --remote run --rm -v $PWD:/w -v $PWD/sw:/w/sw img3 sh -c 'test -e /stockade-engine/podman.sock -o -e /stockade-engine/facts.json && echo LEAKED' 2>/dev/null); [ "$o" = LEAKED ] && { r=LEAKED; break; }; done; kill $f; echo $r`,
+		"CONTAINED"),
 	// A build step that binds an image's own layer read-write, through a
 	// link in the context, changes the image under its digest, for every
 	// later container and session (--require-digest trusts the digest).
@@ -332,12 +347,12 @@ while 1: l.syscall($nr,-100,b'sw',-100,b'swalt',2)" & f=$!; `+
 	// podman copies for a container that does not run on the engine's
 	// side, through a bind's source as given: a container only created
 	// with -v /:/host passed no hook, and cp wrote the kept storage
-	// (PLANTED without the filter's refusal). A container of volumes
-	// alone still takes a copy.
+	// (PLANTED without the filter's refusal). A container without mounts
+	// still takes a copy.
 	ctrRow("containers_cp_created_bind",
 		`podman --remote create --name cpx -v /:/host img true >/dev/null; echo X >f; `+
 			`podman --remote cp f cpx:/host/tmp/cp-planted >/dev/null 2>&1 && a=PODMAN-COPIED || a=PODMAN-FAILED; docker cp f cpx:/host/tmp/cp-planted2 >/dev/null 2>&1 && b=DOCKER-COPIED || b=DOCKER-FAILED; `+
-			`podman --remote create --name cpy -v vol:/v img true >/dev/null; podman --remote cp f cpy:/v/f && c=COPIED; `+
+			`podman --remote create --name cpy img true >/dev/null; podman --remote cp f cpy:/f && c=COPIED; `+
 			`test -e /tmp/cp-planted -o -e /tmp/cp-planted2 && echo "$a $b $c PLANTED" || echo "$a $b $c ABSENT"`,
 		"PODMAN-FAILED DOCKER-FAILED COPIED ABSENT"),
 	// A restore imports a container's whole configuration, its runtime
