@@ -35,7 +35,7 @@ func TestStore(t *testing.T) {
 	}
 	const at = "/run/stockade/denials"
 	spec, err := NewSpec(Config{ID: "store01", Workdir: t.TempDir(), Home: "/nonexistent-home", DenialsAt: at,
-		Argv: []string{"sh", "-c", "cat " + store + "/marker 2>/dev/null || echo UNSEEN; grep -c " + filepath.Base(store) + " /proc/self/mountinfo; true"},
+		Argv: []string{"sh", "-c", "cat " + store + "/marker 2>/dev/null || echo UNSEEN; grep -c " + filepath.Base(store) + " /proc/self/mountinfo; read x; true"},
 		Env:  []string{"PATH=/usr/bin:/bin"}}, mount.OS{})
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +48,11 @@ func TestStore(t *testing.T) {
 	spec.Plan.StoreDev, spec.Plan.StoreIno = st.Dev, st.Ino
 	devnull, _ := os.Open(os.DevNull)
 	defer devnull.Close()
+	// The command waits on its stdin until init's descriptors are read:
+	// an ended command takes init with it (CI once read none).
+	inR, inW, _ := os.Pipe()
+	defer inR.Close()
+	defer inW.Close()
 	outR, outW, _ := os.Pipe()
 	var out bytes.Buffer
 	done := make(chan struct{})
@@ -55,7 +60,7 @@ func TestStore(t *testing.T) {
 	var tree, feed *os.File
 	var initPID int
 	var initFDs []string
-	code, err := Run(spec, Options{Stdin: devnull, Stdout: outW, Stderr: devnull,
+	code, err := Run(spec, Options{Stdin: inR, Stdout: outW, Stderr: devnull,
 		OnStart: func(pid int) error { initPID = pid; return nil },
 		OnFeed:  func(f *os.File) error { feed = f; return nil },
 		OnStore: func(f *os.File) error { tree = f; return nil },
@@ -68,6 +73,7 @@ func TestStore(t *testing.T) {
 				l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", initPID, e.Name()))
 				initFDs = append(initFDs, e.Name()+"="+l)
 			}
+			inW.Close()
 		},
 	})
 	outW.Close()
