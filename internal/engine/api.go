@@ -119,14 +119,11 @@ func (f *apiFilter) conn(c net.Conn) {
 			apiError(c, http.StatusBadRequest, "stockade: a request to the container engine that could not be read: "+req.Proto+" is not HTTP/1")
 			return
 		}
-		if r := refusal(req); r != nil {
-			if f.refused != nil {
-				f.refused(*r)
-			}
-			apiError(c, http.StatusForbidden, "stockade refused the request ("+r.Check+"): "+r.Reason)
-			return
+		r := refusal(req)
+		if r == nil {
+			r = f.archive(req)
 		}
-		if r := f.archive(req); r != nil {
+		if r != nil {
 			if f.refused != nil {
 				f.refused(*r)
 			}
