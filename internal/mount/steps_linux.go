@@ -236,10 +236,18 @@ func apply(m Mount, i int, made map[string]bool, cover string, coverSelf bool) [
 			Step{Call: CallSetattr, Path: dst, Flags: unix.AT_RECURSIVE, Attr: attr})
 	case Device:
 		// /dev is a tmpfs of the plan: the node is made, never found.
+		// The bind is read-only: a device node opens for writing on a
+		// read-only mount all the same, but its inode (the host's) cannot
+		// be chowned or chmodded through it. That matters where the
+		// sandbox's ids reach a user namespace with capabilities: the
+		// container engine's root, host uid 0 when the supervisor is root,
+		// otherwise chowned the host's /dev/null from any container. A
+		// child namespace cannot make the bind writable again (the flag
+		// is locked there).
 		return concat(mkdirAll(path.Dir(dst), made),
 			Step{Call: CallTouch, Path: dst, Ok: okErr(unix.EEXIST)},
 			Step{Call: CallMount, Source: src, Path: dst, Flags: unix.MS_BIND},
-			Step{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+			Step{Call: CallSetattr, Path: dst, Attr: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
 	case Tmpfs:
 		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
 		if m.Target == "/dev" {

@@ -56,6 +56,9 @@ func TestSteps(t *testing.T) {
 		t.Errorf("system bind is not made read-only recursively: %+v", s)
 	}
 	same("device", calls(of(2)), []Call{CallTouch, CallMount, CallSetattr})
+	if s := of(2)[2]; s.Attr&unix.MOUNT_ATTR_RDONLY == 0 || s.Attr&unix.MOUNT_ATTR_NOSUID == 0 {
+		t.Errorf("a device bind must be read-only and nosuid (the node is the host's): %+v", s)
+	}
 	same("proc", calls(of(3)), []Call{CallMkdir, CallMount, CallMount})
 	if s := of(3)[1]; s.Skip != 1 || s.Ok == 0 {
 		t.Errorf("procfs with hidepid must fall back to plain procfs: %+v", s)

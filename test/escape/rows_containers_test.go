@@ -65,6 +65,24 @@ var containerRows = []row{
 	ctrRow("containers_seccomp_profile_file",
 		`printf '{"defaultAction":"SCMP_ACT_ALLOW"}' >/tmp/allow.json && podman --remote run --rm --security-opt seccomp=/tmp/allow.json -v {work}:/w img sh -c '`+ctrConfined+`'`,
 		"CONFINED"),
+	// A container's root is the engine's root, which is host uid 0 when
+	// the supervisor is root: it held CAP_CHOWN over the host's device
+	// nodes the runtime binds into every container, and chowned the
+	// host's /dev/null. The sandbox's device binds are read-only, and the
+	// engine cannot make them writable (the flag is locked in its
+	// namespace). The row puts owner and mode back if the change went
+	// through.
+	ctrRow("containers_host_device_chown",
+		`b=$(stat -c '%u:%a' /dev/null /dev/zero); podman --remote run --rm img sh -c 'chown 1000 /dev/null; chmod 600 /dev/zero' >/dev/null 2>&1; a=$(stat -c '%u:%a' /dev/null /dev/zero); `+
+			`podman --remote run --rm img sh -c 'chown 0 /dev/null; chmod 666 /dev/zero' >/dev/null 2>&1; [ "$a" = "$b" ] && echo UNCHANGED || echo CHANGED $a`,
+		"UNCHANGED"),
+	// The same through buildah, which chowns a RUN --mount bind's source
+	// for its U option itself, before any check, following a link in the
+	// context (to the engine's /dev/null: the host's).
+	ctrRow("containers_build_mount_chown_device",
+		`c=$(mktemp -d); ln -s / $c/rootlink; printf 'FROM localhost/img\nUSER 1000:1000\nRUN --mount=type=bind,source=rootlink/dev/null,target=/h,U true\n' >$c/Containerfile && `+
+			`b=$(stat -c %u /dev/null); podman --remote build --no-cache $c >/dev/null 2>&1; a=$(stat -c %u /dev/null); podman --remote run --rm img chown 0 /dev/null >/dev/null 2>&1; [ "$a" = "$b" ] && echo UNCHANGED || echo CHANGED $a`,
+		"UNCHANGED"),
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's
@@ -550,7 +568,7 @@ var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; c
 	`tar -C $d -cf $d.tar .; podman --remote import -q $d.tar img >/dev/null; set +e; `
 
 // ctrApplets are the busybox applets the rows' containers run.
-var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup", "printf", "env"}
+var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup", "printf", "env", "chown", "chmod"}
 
 // digestRow is a ctrRow under --require-digest.
 func digestRow(name, script, want string) row {

@@ -81,6 +81,13 @@ var fsRows = []row{
 	{name: "write_uid_map", args: probe("write", "/proc/self/uid_map"), want: "DENIED EPERM"},
 	{name: "mknod_dev_mem", args: probe("mknod-char", "{work}/mem"), want: "DENIED EPERM"},
 	{name: "mknod_dev_mem_tmp", args: probe("mknod-char", "/tmp/mem"), want: "DENIED EPERM"},
+	// The device nodes of /dev are the host's own inodes, bound in. Root's
+	// sandbox is uid 0, their owner: chmod needs no capability, and a
+	// chmod 600 /dev/null took it from every process of the host. The
+	// binds are read-only (a device opens for writing all the same). The
+	// row puts the mode back if the chmod went through.
+	{name: "chmod_host_device", args: sh(`chmod 600 /dev/zero 2>/dev/null; m=$(stat -c %a /dev/zero); chmod 666 /dev/zero 2>/dev/null; echo $m`), want: "666"},
+	{name: "write_host_device", args: sh(`echo x >/dev/null && head -c 3 /dev/zero | od -An -tx1 | tr -d ' '`), want: "000000"},
 }
 
 // files returns a setup that writes pairs of (path relative to the fixture, content).
