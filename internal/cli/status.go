@@ -111,7 +111,7 @@ func enforcementOf(r policy.Resolved, home string, cg cgroup.Report) enforcement
 	e.Layers = append(e.Layers,
 		layer{"namespaces", true, "user,mount,pid,net,ipc,uts,cgroup"},
 		layer{"landlock", landlock.CheckABI(abi) == nil, fmt.Sprintf("ABI %d", abi)},
-		layer{"seccomp", true, fmt.Sprintf("%d rules, EPERM", seccomp.DefaultLen())},
+		layer{"seccomp", true, fmt.Sprintf("%d rules, EPERM", seccomp.SandboxLen())},
 		layer{"no_new_privs", true, "set"},
 		layer{"capabilities", true, "none"},
 		layer{"network", true, networkDetail(r.Policy)},

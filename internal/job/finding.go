@@ -20,6 +20,9 @@ const (
 	// legitimately its work (a CI workflow, a venv script); Detail is
 	// the whole line, with the path.
 	FindingReview = "review"
+	// FindingRemoved: a setuid or setgid bit, or file capabilities, that
+	// a container set on a file of the workdir, removed.
+	FindingRemoved = "removed"
 )
 
 // String is the finding's line, without the "stockade: " prefix.
@@ -28,6 +31,8 @@ func (f Finding) String() string {
 	switch f.Kind {
 	case FindingUnhandled:
 		label = "REVIEW NOW"
+	case FindingRemoved:
+		label = "REMOVED"
 	case FindingReview:
 		return "REVIEW: " + f.Detail
 	}

@@ -1,7 +1,9 @@
 package job
 
 import (
+	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/review"
 )
@@ -15,8 +17,14 @@ import (
 //
 // The snapshot is taken while init starts; taken() waits for it, and the
 // command starts only after that.
+//
+// With containers, check also removes from the workdir's files the setuid
+// and setgid bits and file capabilities made during the run (a container
+// can set them on a file of the workdir it binds; the sandbox's own
+// processes cannot), and report names each.
 func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 	var snap *review.Snapshot
+	since := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -27,17 +35,35 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 		}
 	}()
 	var (
-		changes []review.Change
-		err     error
+		changes   []review.Change
+		err       error
+		setuid    []review.Setuid
+		setuidErr error
 	)
 	check = sync.OnceFunc(func() {
 		<-done
 		if snap != nil {
 			changes, err = snap.After()
 		}
+		if j.Containers {
+			setuid, setuidErr = review.StripSetuid(j.Policy.Workdir, since)
+		}
 	})
 	return func() { <-done }, check, func() {
 		check()
+		if h.OnFinding != nil {
+			for _, s := range setuid {
+				kind := FindingRemoved
+				if s.Err != nil {
+					kind = FindingUnhandled
+				}
+				h.OnFinding(Finding{Kind: kind, Path: filepath.Join(j.Policy.Workdir, s.Path), Rule: "setuid", Detail: s.Detail()})
+			}
+			if setuidErr != nil {
+				h.OnFinding(Finding{Kind: FindingUnhandled, Path: j.Policy.Workdir, Rule: "setuid",
+					Detail: "could not be checked for setuid files a container made (" + setuidErr.Error() + "): find " + j.Policy.Workdir + " -perm /6000 -newer <a file older than the run>, and chmod ug-s what you did not make"})
+			}
+		}
 		if snap == nil {
 			return
 		}

@@ -2,7 +2,10 @@
 
 package review
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // ErrNotSupported: the review resolves paths with openat2, which needs Linux.
 var ErrNotSupported = errors.New("reviewing the workdir needs Linux")
@@ -15,3 +18,17 @@ func Before(string, []Watch) (*Snapshot, error) { return nil, ErrNotSupported }
 
 // After returns ErrNotSupported.
 func (*Snapshot) After() ([]Change, error) { return nil, ErrNotSupported }
+
+// Setuid is a file made setuid during the run (Linux only).
+type Setuid struct {
+	Path string
+	Err  error
+}
+
+func (s Setuid) String() string { return s.Path }
+
+// Detail is empty.
+func (Setuid) Detail() string { return "" }
+
+// StripSetuid returns ErrNotSupported.
+func StripSetuid(string, time.Time) ([]Setuid, error) { return nil, ErrNotSupported }

@@ -623,7 +623,7 @@ var hostFacts = sync.OnceValues(func() (facts, error) {
 	if err != nil {
 		return f, err
 	}
-	if f.filter, err = seccomp.DefaultFilter(arch); err != nil {
+	if f.filter, err = seccomp.SandboxFilter(arch); err != nil {
 		return f, err
 	}
 	f.counters, err = sandboxCounters()

@@ -229,6 +229,46 @@ func TestDefaultProfile(t *testing.T) {
 	runRows(t, Default(), defaultRows())
 }
 
+// TestSandboxProfile: the sandbox's profile is the default one, every row
+// of it, and refuses a setuid or setgid file besides; Default (containers')
+// leaves those bits alone.
+func TestSandboxProfile(t *testing.T) {
+	const (
+		atFdcwd  = 0xffffff9c
+		oRdonly  = 0
+		oWronly  = 1
+		oCreatRW = oCreat | 2
+		tmpfile  = oTmpfile | 0o200000 // O_TMPFILE includes O_DIRECTORY
+	)
+	setuid := []row{
+		call("fchmodat", EPERM, atFdcwd, 0, 0o4755), call("fchmodat", EPERM, atFdcwd, 0, 0o2755),
+		call("fchmodat", EPERM, atFdcwd, 0, hi1|0o6755), call("fchmodat2", EPERM, atFdcwd, 0, 0o4711, 0x100),
+		call("fchmod", EPERM, 3, 0o4755), call("fchmod", EPERM, 3, 0o2711),
+		call("chmod", EPERM, 0, 0o4755).on(AMD64), call("creat", EPERM, 0, 0o4755).on(AMD64),
+		call("mknodat", EPERM, atFdcwd, 0, 0o104755), call("mknod", EPERM, 0, 0o102755).on(AMD64),
+		call("openat", EPERM, atFdcwd, 0, oCreatRW, 0o4755), call("openat", EPERM, atFdcwd, 0, tmpfile|2, 0o2755),
+		call("open", EPERM, 0, oCreatRW, 0o6700).on(AMD64),
+		call("openat2", enosys),
+		// Everything else stays: the sticky bit, plain modes, an open
+		// that creates nothing (its mode argument is whatever the
+		// register held).
+		call("fchmodat", Allow, atFdcwd, 0, 0o1777), call("fchmodat", Allow, atFdcwd, 0, 0o755),
+		call("fchmod", Allow, 3, 0o644), call("chmod", Allow, 0, 0o700).on(AMD64),
+		call("openat", Allow, atFdcwd, 0, oCreatRW, 0o755), call("openat", Allow, atFdcwd, 0, oRdonly, 0o4755),
+		call("openat", Allow, atFdcwd, 0, oWronly, 0o6000), call("open", Allow, 0, oRdonly, 0o4755).on(AMD64),
+		call("mknodat", Allow, atFdcwd, 0, 0o010644),
+	}
+	runRows(t, Sandbox(), append(defaultRows(), setuid...))
+	var inDefault []row
+	for _, r := range setuid {
+		if r.name != "openat2" {
+			r.want = Allow
+			inDefault = append(inDefault, r)
+		}
+	}
+	runRows(t, Default(), append(inDefault, call("openat2", Allow)))
+}
+
 func runRows(t *testing.T, p Profile, rows []row) {
 	t.Helper()
 	progs := make(map[Arch][]Instruction)

@@ -43,6 +43,13 @@ const (
 	sIFMT  = 0o170000
 	sIFCHR = 0o020000
 	sIFBLK = 0o060000
+	sISUID = 0o4000
+	sISGID = 0o2000
+
+	// include/uapi/asm-generic/fcntl.h (amd64 and arm64 alike): the open
+	// flags that create a file, and so read the mode argument.
+	oCreat   = 0o100
+	oTmpfile = 0o20000000 // __O_TMPFILE
 )
 
 // Default returns the baseline profile for an agent: allow everything except
@@ -53,6 +60,43 @@ const (
 // Kept with the reason an agent's toolchains need it (see kept.go).
 func Default() Profile {
 	return Profile{DefaultAction: Allow, Rules: defaultRules(), Kept: keptAllowed()}
+}
+
+// Sandbox returns the profile of the sandbox's own processes: Default and
+// setuidRules. A container keeps Default (setuidRules explains why).
+func Sandbox() Profile {
+	p := Default()
+	p.Rules = append(p.Rules, setuidRules()...)
+	return p
+}
+
+// setuidRules deny making a file setuid or setgid: chmod with either bit,
+// a file created with either in its mode, and openat2, whose mode seccomp
+// cannot read (ENOSYS, as for clone3: callers fall back to openat).
+//
+// Inside, no_new_privs makes such a bit inert; the file is what matters,
+// in the workdir or another tree of the host's, where the host's mount
+// honours it: a setuid binary the command left there ran as the user, or
+// as root under a root supervisor (uid 0 owns its files and chmod needs no
+// capability), for whoever on the host could reach it. Containers keep
+// the bits (dpkg sets them installing sudo or ssh; a container's own root
+// is the engine's storage, closed to other users).
+func setuidRules() []Rule {
+	const why = "a setuid or setgid file would run as its owner for whoever on the host runs it"
+	bits := func(i int) ArgMatch { return ArgMatch{Index: i, Width: Word32, Op: MaskedAny, Value: sISUID | sISGID} }
+	creates := func(i int) ArgMatch {
+		return ArgMatch{Index: i, Width: Word32, Op: MaskedAny, Value: oCreat | oTmpfile}
+	}
+	return []Rule{
+		{Names: []string{"chmod", "fchmod", "creat"}, Args: []ArgMatch{bits(1)}, Action: EPERM, Reason: why},
+		{Names: []string{"fchmodat", "fchmodat2"}, Args: []ArgMatch{bits(2)}, Action: EPERM, Reason: why},
+		{Names: []string{"mknod"}, Args: []ArgMatch{bits(1)}, Action: EPERM, Reason: why},
+		{Names: []string{"mknodat"}, Args: []ArgMatch{bits(2)}, Action: EPERM, Reason: why},
+		{Names: []string{"open"}, Args: []ArgMatch{creates(1), bits(2)}, Action: EPERM, Reason: why},
+		{Names: []string{"openat"}, Args: []ArgMatch{creates(2), bits(3)}, Action: EPERM, Reason: why},
+		{Names: []string{"openat2"}, Action: Errno(linuxENOSYS),
+			Reason: "its mode is out of seccomp's reach (a setuid file); callers fall back to openat"},
+	}
 }
 
 func defaultRules() []Rule {

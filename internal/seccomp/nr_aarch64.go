@@ -343,7 +343,7 @@ var arm64Numbers = sync.OnceValue(func() map[string]uint32 {
 	}
 })
 
-// arm64Absent are calls Default names that the generic table never had:
+// arm64Absent are calls Default and Sandbox name that the generic table never had:
 // legacy x86 port I/O and segment descriptors, and the forms replaced by
 // *at calls or by /proc and /sys. They cannot be reached on arm64, so there is nothing to filter.
-var arm64Absent = []string{"ioperm", "iopl", "mknod", "modify_ldt", "sysfs", "uselib", "ustat"}
+var arm64Absent = []string{"chmod", "creat", "ioperm", "iopl", "mknod", "modify_ldt", "open", "sysfs", "uselib", "ustat"}

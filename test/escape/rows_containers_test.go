@@ -83,6 +83,14 @@ var containerRows = []row{
 		`c=$(mktemp -d); ln -s / $c/rootlink; printf 'FROM localhost/img\nUSER 1000:1000\nRUN --mount=type=bind,source=rootlink/dev/null,target=/h,U true\n' >$c/Containerfile && `+
 			`b=$(stat -c %u /dev/null); podman --remote build --no-cache $c >/dev/null 2>&1; a=$(stat -c %u /dev/null); podman --remote run --rm img chown 0 /dev/null >/dev/null 2>&1; [ "$a" = "$b" ] && echo UNCHANGED || echo CHANGED $a`,
 		"UNCHANGED"),
+	// A container may set setuid bits (dpkg does), on a file of the
+	// workdir it binds too: on the host's mount that file runs as its
+	// owner, the user or root, for whoever runs it. The session's end
+	// removes the bits from what changed during the run (REMOVED lines);
+	// the next session sees the modes.
+	{name: "containers_setuid_left_in_workdir", flags: []string{"--containers"}, timeout: time.Minute,
+		before: sh(ctrImage + `podman --remote run --rm -v {work}:/w img sh -c 'touch /w/suid-left && chmod 4755 /w/suid-left && mkdir -p /w/d && touch /w/d/sgid-left && chmod 2755 /w/d/sgid-left'`),
+		args:   sh(`echo $(stat -c %a {work}/suid-left {work}/d/sgid-left)`), want: "755 755"},
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's
@@ -568,7 +576,7 @@ var ctrImage = `set -e; d=$(mktemp -d); mkdir $d/bin; cp /bin/busybox $d/bin/; c
 	`tar -C $d -cf $d.tar .; podman --remote import -q $d.tar img >/dev/null; set +e; `
 
 // ctrApplets are the busybox applets the rows' containers run.
-var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup", "printf", "env", "chown", "chmod"}
+var ctrApplets = []string{"sh", "echo", "cat", "test", "grep", "umount", "mount", "nc", "true", "tail", "touch", "sleep", "tr", "head", "wget", "nslookup", "printf", "env", "chown", "chmod", "mkdir"}
 
 // digestRow is a ctrRow under --require-digest.
 func digestRow(name, script, want string) row {

@@ -52,6 +52,22 @@ var procRows = []row{
 	{name: "setuid_binary_in_ro_dir", needsRoot: true, setup: setuidCopy("spare/suid-probe"),
 		flags: []string{"--ro", "{spare}"},
 		args:  probe("exec", "{spare}/suid-probe", "euid-changed", "{uid}"), want: "DENIED NOSUID"},
+	// A setuid or setgid file the command makes is inert inside, but on
+	// the host's own mount of the workdir it runs as its owner, the user
+	// or (under a root supervisor) root, for whoever can reach it: chmod
+	// needs no capability on one's own file. Seccomp refuses the bits in
+	// chmod and in a creating open's mode, and openat2 (whose mode it
+	// cannot read) is ENOSYS.
+	{name: "make_setuid_file_in_workdir", args: sh(`cd {work}; : >a; chmod 755 a; chmod 4755 a 2>/dev/null; chmod g+s a 2>/dev/null; ` +
+		`python3 -c "import os; os.open('b', os.O_CREAT|os.O_WRONLY, 0o4755)" 2>/dev/null; test -e b && b=made || b=none; echo $(stat -c %a a) $b`),
+		want: "755 none"},
+	{name: "make_setuid_file_openat2", args: sh(`cd {work}; python3 -c "
+import ctypes, os, struct
+l = ctypes.CDLL(None, use_errno=True)
+how = struct.pack('QQQ', os.O_CREAT | os.O_WRONLY, 0o4755, 0)
+r = l.syscall(437, -100, b'c', how, len(how))
+print(os.strerror(ctypes.get_errno()) if r < 0 else 'opened', end=' ')"; test -e c && echo made || echo none`),
+		want: "Function not implemented none"},
 	{name: "file_caps_binary", needsRoot: true, setup: fileCapsCopy("work/cap-probe"),
 		args: probe("exec", "{work}/cap-probe", "caps"), want: "DENIED NONE"},
 	{name: "su_root", args: sh("su -c true root </dev/null >/dev/null 2>&1 && echo OK || echo DENIED"), want: "DENIED"},
