@@ -68,9 +68,11 @@ func stockadeBin(b *testing.B) string {
 }
 
 // sandboxEnv is the environment stockade runs with: the caller's, with the
-// sandbox HOME kept in the scratch directory instead of ~/.local/share.
+// sandbox HOME and the runs' records (audit logs, one per run) kept in the
+// scratch directory instead of ~/.local/share and ~/.local/state, which
+// thousands of rounds would fill.
 func sandboxEnv() []string {
-	return append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(scratch, "data"))
+	return append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(scratch, "data"), "XDG_STATE_HOME="+filepath.Join(scratch, "state"))
 }
 
 // requireStockade returns the stockade binary once it has shown that it can
