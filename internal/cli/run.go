@@ -67,7 +67,8 @@ func (c *runCmd) Help() string {
   with -d         a session in the background: prints its ID and exits 0;
                   'stockade list', 'attach', 'logs -s ID' and 'stop' follow it
   otherwise       (a script, a pipe) in the foreground: stdin, stdout and
-                  stderr pass through, signals are forwarded
+                  stderr pass through (a file or a device through a pipe;
+                  a directory is refused), signals are forwarded
 
 stockade exits with CMD's status (128+N when it was killed by signal N),
 2 for a usage error, 125 when the sandbox could not be set up, 126 when CMD
@@ -105,6 +106,12 @@ func (c *runCmd) run() error {
 	// runtime's signal thread) is worked out while the policy resolves.
 	sandbox.Warm()
 	asSession := c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	if !asSession {
+		// The command gets this stdio: refused before anything is made.
+		if err := console.Check(os.Stdin, os.Stdout, os.Stderr); err != nil {
+			return err
+		}
+	}
 	// In the foreground the cgroup is begun as soon as the run has its id,
 	// while the rest of the start goes on; the services check it before
 	// init starts. (A session's supervisor makes its own.)

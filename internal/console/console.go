@@ -7,8 +7,14 @@
 // makes ttyname() inside name a device that exists there (/dev/pts/0), and
 // lets the window size follow.
 //
-// When the user's stdio is not a terminal, stdio passes through unchanged,
-// except that any descriptor which is a terminal is replaced by a pipe relay.
+// When the user's stdio is not a terminal, a pipe or a socket passes
+// through unchanged; anything else (a terminal, a file, a device such as
+// /dev/null) is replaced by a pipe relay, and a directory is refused. A
+// descriptor of a file of the host's is never handed in: fchmod or fchown
+// through it reached the host's own inode past the sandbox's read-only
+// binds (the host's /dev/null, under a root supervisor, or from a
+// container it was passed to), and openat below a directory reached past
+// its masks.
 //
 // Everything relayed to a terminal of the user's goes through the caller's
 // output wrapper (termfilter by default), so that the command's escape
@@ -16,6 +22,7 @@
 package console
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -23,6 +30,7 @@ import (
 	"syscall"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -62,15 +70,15 @@ func Open(in, out, errw *os.File, wrap func(io.Writer) io.Writer) (*Console, err
 		return c, nil
 	}
 	var err error
-	if c.Stdin, err = c.relay(in, true); err != nil {
+	if c.Stdin, err = c.relay(in, 0); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if c.Stdout, err = c.relay(out, false); err != nil {
+	if c.Stdout, err = c.relay(out, 1); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if c.Stderr, err = c.relay(errw, false); err != nil {
+	if c.Stderr, err = c.relay(errw, 2); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -110,26 +118,70 @@ func (c *Console) Attach(master *os.File) error {
 	return nil
 }
 
-// relay returns f itself when it is not a terminal, else a pipe end whose
-// other side is copied to or from f.
-func (c *Console) relay(f *os.File, input bool) (*os.File, error) {
-	if !term.IsTerminal(int(f.Fd())) {
-		return f, nil
+// Check refuses stdio that cannot be handed to a command: a directory
+// (whose descriptor would open what is below it past the sandbox's view).
+// Open refuses it too; Check says so before anything is made.
+func Check(in, out, errw *os.File) error {
+	for i, f := range []*os.File{in, out, errw} {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			return fmt.Errorf("the command's %s: %w", stdioNames[i], os.NewSyscallError("fstat", err))
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return fmt.Errorf("the command's %s is a directory; give it a file, a pipe or nothing", stdioNames[i])
+		}
 	}
+	return nil
+}
+
+var stdioNames = [...]string{"stdin", "stdout", "stderr"}
+
+// relay returns f itself when it is a pipe or a socket, else a pipe end
+// whose other side is copied to or from f; /dev/null is not even read or
+// written.
+func (c *Console) relay(f *os.File, i int) (*os.File, error) {
+	input := i == 0
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("the command's %s: %w", stdioNames[i], os.NewSyscallError("fstat", err))
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO, unix.S_IFSOCK:
+		if !term.IsTerminal(int(f.Fd())) {
+			return f, nil
+		}
+	case unix.S_IFDIR:
+		return nil, fmt.Errorf("the command's %s is a directory; give it a file, a pipe or nothing", stdioNames[i])
+	}
+	null := st.Mode&unix.S_IFMT == unix.S_IFCHR && uint64(st.Rdev) == unix.Mkdev(1, 3)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	if input {
 		c.closers = append(c.closers, r)
+		if null {
+			w.Close() // end of file at once, as /dev/null reads
+			return r, nil
+		}
 		go func() { io.Copy(w, f); w.Close() }()
 		return r, nil
+	}
+	if null {
+		f = nil
 	}
 	c.closers = append(c.closers, w)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		io.Copy(c.wrap(f), r)
+		var dst io.Writer = io.Discard
+		if f != nil {
+			dst = f
+			if term.IsTerminal(int(f.Fd())) {
+				dst = c.wrap(f)
+			}
+		}
+		io.Copy(dst, r)
 		r.Close()
 	}()
 	return w, nil

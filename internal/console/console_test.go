@@ -13,7 +13,7 @@ import (
 )
 
 // TestPassThrough: without a terminal, the command gets the user's own
-// descriptors (pipes or files), untouched.
+// pipes, untouched.
 func TestPassThrough(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -28,6 +28,62 @@ func TestPassThrough(t *testing.T) {
 	defer c.Close()
 	if c.TTY || c.Stdin != r || c.Stdout != w || c.Stderr != w {
 		t.Errorf("Open(pipes) = tty %v, %v %v %v; want the pipes themselves", c.TTY, c.Stdin, c.Stdout, c.Stderr)
+	}
+}
+
+// TestRelayHostFiles: a file, a device or a directory of the host's is
+// never handed in: files and /dev/null are relayed through pipes (the
+// command's fchmod reached the host's /dev/null, and a directory's openat
+// reached past the masks), and a directory is refused.
+func TestRelayHostFiles(t *testing.T) {
+	dir := t.TempDir()
+	in := dir + "/in"
+	if err := os.WriteFile(in, []byte("input\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inF, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inF.Close()
+	outF, err := os.Create(dir + "/out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outF.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	c, err := Open(inF, outF, null, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*os.File{c.Stdin, c.Stdout, c.Stderr} {
+		fi, err := f.Stat()
+		if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("%s handed in as %v (%v), want a pipe", f.Name(), fi.Mode(), err)
+		}
+	}
+	got, _ := io.ReadAll(c.Stdin)
+	if string(got) != "input\n" {
+		t.Errorf("stdin read %q through the relay", got)
+	}
+	io.WriteString(c.Stdout, "output\n")
+	io.WriteString(c.Stderr, "discarded\n")
+	c.Started()
+	c.Close()
+	if b, _ := os.ReadFile(dir + "/out"); string(b) != "output\n" {
+		t.Errorf("the file got %q", b)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := Open(d, outF, outF, nil); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("Open(a directory as stdin) = %v, want a refusal naming the directory", err)
 	}
 }
 

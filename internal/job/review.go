@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"path/filepath"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 			changes, err = snap.After()
 		}
 		if j.Containers {
-			setuid, setuidErr = review.StripSetuid(j.Policy.Workdir, since)
+			setuid, setuidErr = stripSetuid(j, since)
 		}
 	})
 	return func() { <-done }, check, func() {
@@ -57,11 +58,11 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 				if s.Err != nil {
 					kind = FindingUnhandled
 				}
-				h.OnFinding(Finding{Kind: kind, Path: filepath.Join(j.Policy.Workdir, s.Path), Rule: "setuid", Detail: s.Detail()})
+				h.OnFinding(Finding{Kind: kind, Path: s.Path, Rule: "setuid", Detail: s.Detail()})
 			}
 			if setuidErr != nil {
 				h.OnFinding(Finding{Kind: FindingUnhandled, Path: j.Policy.Workdir, Rule: "setuid",
-					Detail: "could not be checked for setuid files a container made (" + setuidErr.Error() + "): find " + j.Policy.Workdir + " -perm /6000 -newer <a file older than the run>, and chmod ug-s what you did not make"})
+					Detail: "the trees the sandbox writes could not all be checked for setuid files a container made (" + setuidErr.Error() + "): find them with find DIR -perm /6000, and chmod ug-s what you did not make"})
 			}
 		}
 		if snap == nil {
@@ -80,4 +81,28 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 			h.OnFinding(Finding{Kind: FindingReview, Detail: line})
 		}
 	}
+}
+
+// stripSetuid runs review.StripSetuid on every tree of the host's that the
+// sandbox writes (the workdir, each --rw tree, the sandbox HOME): a
+// container binds only the workdir, but the command can hand it a
+// descriptor of any file it may open. Paths come back whole.
+func stripSetuid(j Job, since time.Time) ([]review.Setuid, error) {
+	roots := append([]string{j.Policy.Workdir}, j.Policy.RW...)
+	if j.HomeSource != "" {
+		roots = append(roots, j.HomeSource)
+	}
+	var all []review.Setuid
+	var errs []error
+	for _, root := range roots {
+		found, err := review.StripSetuid(root, since)
+		for _, s := range found {
+			s.Path = filepath.Join(root, s.Path)
+			all = append(all, s)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return all, errors.Join(errs...)
 }

@@ -45,16 +45,18 @@ func (s Setuid) Detail() string {
 	return fmt.Sprintf("%s, set during the run (by a container): removed, since a setuid program in the project runs as its owner for whoever runs it", what)
 }
 
-// StripSetuid walks the whole tree below root (the workdir) without
-// following a symlink, and removes from every regular file whose status
-// changed at or after since the setuid and setgid bits and the
-// security.capability attribute. The sandbox's own processes cannot set
-// them (seccomp.Sandbox); a container can, on a file of the workdir it
-// binds. A file whose status did not change since is the user's own.
+// StripSetuid walks the whole tree below root (the workdir, a --rw tree,
+// the sandbox HOME) without following a symlink, and removes from every
+// regular file whose status changed at or after since the setuid and
+// setgid bits and the security.capability attribute. The sandbox's own
+// processes cannot set them (seccomp.Sandbox); a container can, on a file
+// of the workdir it binds or on any file the command hands it a
+// descriptor of. A file whose status did not change since is the user's
+// own.
 func StripSetuid(root string, since time.Time) ([]Setuid, error) {
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("opening the workdir %s: %w", root, err)
+		return nil, fmt.Errorf("opening %s: %w", root, err)
 	}
 	var out []Setuid
 	err = stripDir(fd, "", since.UnixNano(), &out)
@@ -108,12 +110,9 @@ func stripDir(fd int, rel string, since int64, out *[]Setuid) error {
 // own (O_PATH, no link followed) that is the inode fstatat saw.
 func stripFile(dirfd int, name, p string, st *unix.Stat_t) (Setuid, bool) {
 	suid := st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0
-	caps := false
-	if st.Mode&0o111 != 0 {
-		// Only a program's capabilities take effect.
-		_, err := unix.Lgetxattr(atPath(dirfd, name), "security.capability", nil)
-		caps = err == nil
-	}
+	// Whatever the mode: a later chmod +x keeps the attribute.
+	_, err := unix.Lgetxattr(atPath(dirfd, name), "security.capability", nil)
+	caps := err == nil
 	if !suid && !caps {
 		return Setuid{}, false
 	}

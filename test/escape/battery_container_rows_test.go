@@ -44,6 +44,11 @@ func init() {
 		"it checks the sandbox's refusal of setuid and setgid files, which a container's profile leaves out (dpkg sets them), with python3, which the busybox image has not": {
 			"make_setuid_file_in_workdir", "make_setuid_file_openat2",
 		},
+		// The rows' stdin is what stockade hands the command; a
+		// container's is what the engine gives it.
+		"it checks the stdio stockade hands the sandboxed command (a redirect's file, /dev/null, a directory); a container's stdio comes from the engine": {
+			"stdin_host_devnull_chmod", "stdin_host_file_chmod", "stdin_host_directory",
+		},
 		// The container's root is a layer of its own, writable.
 		"it checks that the sandbox's system trees are read-only; a container's root is its own writable layer": {
 			"create_in_usr_bin", "create_in_root_dir", "create_in_opt", "tmpfs_default_budget",

@@ -54,6 +54,11 @@ type row struct {
 	timeout     time.Duration // default probeTimeout
 	// env is added to stockade's environment (a job's SLURM_JOB_ID).
 	env []string
+	// stdin, when set, is a path (placeholders expanded) opened read-only
+	// as stockade's stdin for the row's run: a file or a directory of the
+	// host's, as a shell's redirect hands it (< FILE). Otherwise stdin is
+	// /dev/null.
+	stdin string
 }
 
 const probeTimeout = 20 * time.Second
@@ -246,7 +251,9 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fx.stdin = r.stdin
 	res := fx.sandbox(t, r.flags, r.args, timeout, r.env...)
+	fx.stdin = ""
 	got := strings.TrimSpace(res.stdout)
 	switch {
 	case refused != "":
@@ -314,8 +321,16 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 	if fx.ru.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: fx.ru.cred}
 	}
+	if fx.stdin != "" {
+		in, err := os.Open(fx.expand([]string{fx.stdin})[0])
+		if err != nil {
+			t.Fatalf("opening the row's stdin: %v", err)
+		}
+		defer in.Close()
+		cmd.Stdin = in // an *os.File: handed over as it is
+	}
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr // stdin: /dev/null
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr // stdin: /dev/null unless the row's
 	err = cmd.Run()
 	code := cmd.ProcessState.ExitCode()
 	if ctx.Err() != nil {

@@ -188,6 +188,7 @@ type fixture struct {
 	base, home, data, work  string
 	other, spare, sandboxHm string
 	keepOwner               map[string]bool // files whose owner the row chose
+	stdin                   string          // the row's stdin, for its run (row.stdin)
 }
 
 // files of every fixture; the rows refer to them through {home}, {work}, {other}.

@@ -91,6 +91,19 @@ var containerRows = []row{
 	{name: "containers_setuid_left_in_workdir", flags: []string{"--containers"}, timeout: time.Minute,
 		before: sh(ctrImage + `podman --remote run --rm -v {work}:/w img sh -c 'touch /w/suid-left && chmod 4755 /w/suid-left && mkdir -p /w/d && touch /w/d/sgid-left && chmod 2755 /w/d/sgid-left'`),
 		args:   sh(`echo $(stat -c %a {work}/suid-left {work}/d/sgid-left)`), want: "755 755"},
+	// The command hands a container a descriptor of a file the container
+	// does not bind (in the sandbox HOME, a --rw tree), over a socket in
+	// the workdir, and the container makes it setuid through it: the
+	// session's end sweeps every tree the sandbox writes, not the
+	// workdir alone.
+	{name: "containers_setuid_by_fd_in_home", flags: []string{"--containers"}, timeout: time.Minute,
+		before: sh(ctrImage + `: >$HOME/planted; chmod 755 $HOME/planted; {probe} send-fd {work}/fd.sock $HOME/planted >/dev/null & ` +
+			`podman --remote run --rm -v {work}:/w img probe recv-chmod /w/fd.sock; wait; rm -f {work}/fd.sock`),
+		args: sh(`stat -c %a $HOME/planted`), want: "755"},
+	{name: "containers_setuid_by_fd_in_rw_tree", flags: []string{"--containers", "--rw", "{spare}"}, timeout: time.Minute,
+		before: sh(ctrImage + `: >{spare}/planted; chmod 755 {spare}/planted; {probe} send-fd {work}/fd.sock {spare}/planted >/dev/null & ` +
+			`podman --remote run --rm -v {work}:/w img probe recv-chmod /w/fd.sock; wait; rm -f {work}/fd.sock`),
+		args: sh(`stat -c %a {spare}/planted`), want: "755"},
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's

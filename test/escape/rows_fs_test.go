@@ -87,6 +87,18 @@ var fsRows = []row{
 	// binds are read-only (a device opens for writing all the same). The
 	// row puts the mode back if the chmod went through.
 	{name: "chmod_host_device", args: sh(`chmod 600 /dev/zero 2>/dev/null; m=$(stat -c %a /dev/zero); chmod 666 /dev/zero 2>/dev/null; echo $m`), want: "666"},
+	// The same through stdin: a shell's redirect (< /dev/null, < FILE)
+	// hands over a descriptor of the host's file, opened on the host's
+	// own mount, past the read-only binds; fchmod through it changed the
+	// host's /dev/null, and openat below a directory (< /) read the masked
+	// .env and wrote .git/hooks. Anything but a pipe or a socket is
+	// relayed through a pipe, and a directory is refused.
+	{name: "stdin_host_devnull_chmod", args: sh(`chmod 600 /proc/self/fd/0 2>/dev/null; m=$(stat -c %a /dev/null); chmod 666 /proc/self/fd/0 2>/dev/null; echo $m $(stat -L -c %F /proc/self/fd/0)`),
+		want: "666 fifo"},
+	{name: "stdin_host_file_chmod", stdin: "{other}/secret.txt",
+		args: sh(`chmod 666 /proc/self/fd/0 2>/dev/null; stat -L -c %F /proc/self/fd/0; cat`), want: "fifo\nanother project's secret"},
+	{name: "stdin_host_directory", stdin: "{work}/..", want: "REFUSED", refused: "stdin is a directory",
+		args: sh(`exec 3<&0 0</dev/null; python3 -c "import os, sys; print(os.read(os.open(os.path.basename(sys.argv[1]) + '/.env', os.O_RDONLY, dir_fd=3), 100).decode().strip())" {work}`)},
 	{name: "write_host_device", args: sh(`echo x >/dev/null && head -c 3 /dev/zero | od -An -tx1 | tr -d ' '`), want: "000000"},
 }
 

@@ -3,8 +3,11 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,6 +48,58 @@ func init() {
 	register("chmod", 1, func(a []string) error { return unix.Chmod(a[0], 0o777) })
 	register("setxattr", 1, func(a []string) error {
 		return unix.Setxattr(a[0], "user.stockade-escape", []byte("x"), 0)
+	})
+	// send-fd SOCK FILE listens on SOCK and hands a read-only descriptor
+	// of FILE to the first to connect; recv-chmod SOCK takes it and makes
+	// the file setuid through it (fchmod 04755): the command's way to
+	// have a container change a file the container does not bind.
+	register("send-fd", 2, func(a []string) error {
+		f, err := os.Open(a[1])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		ln, err := net.Listen("unix", a[0])
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, _, err = c.(*net.UnixConn).WriteMsgUnix([]byte{0}, unix.UnixRights(int(f.Fd())), nil)
+		return err
+	})
+	register("recv-chmod", 1, func(a []string) error {
+		var c net.Conn
+		var err error
+		for i := 0; i < 100; i++ { // the sender may not listen yet
+			if c, err = net.Dial("unix", a[0]); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		oob := make([]byte, unix.CmsgSpace(4))
+		_, oobn, _, _, err := c.(*net.UnixConn).ReadMsgUnix(make([]byte, 1), oob)
+		if err != nil {
+			return err
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return fmt.Errorf("no descriptor came (%v)", err)
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			return fmt.Errorf("no descriptor came (%v)", err)
+		}
+		defer unix.Close(fds[0])
+		return unix.Fchmod(fds[0], 0o4755)
 	})
 	register("mknod-char", 1, func(a []string) error { // /dev/mem's numbers
 		return unix.Mknod(a[0], unix.S_IFCHR|0o666, int(unix.Mkdev(1, 1)))
