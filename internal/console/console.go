@@ -8,7 +8,7 @@
 // lets the window size follow.
 //
 // When the user's stdio is not a terminal, a pipe or a socket passes
-// through unchanged; anything else (a terminal, a file, a device such as
+// through unchanged; anything else (a named FIFO included) (a terminal, a file, a device such as
 // /dev/null) is replaced by a pipe relay, and a directory is refused. A
 // descriptor of a file of the host's is never handed in: fchmod or fchown
 // through it reached the host's own inode past the sandbox's read-only
@@ -147,7 +147,9 @@ func (c *Console) relay(f *os.File, i int) (*os.File, error) {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFIFO, unix.S_IFSOCK:
-		if !term.IsTerminal(int(f.Fd())) {
+		// An anonymous pipe or a socket, not a FIFO of the host's
+		// filesystem (mkfifo), whose inode fchmod would change.
+		if anonymous(f) {
 			return f, nil
 		}
 	case unix.S_IFDIR:

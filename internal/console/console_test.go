@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/stockade-dev/stockade/internal/termfilter"
 )
@@ -77,6 +78,25 @@ func TestRelayHostFiles(t *testing.T) {
 	if b, _ := os.ReadFile(dir + "/out"); string(b) != "output\n" {
 		t.Errorf("the file got %q", b)
 	}
+	// A FIFO of the filesystem is a file of the host's too.
+	if err := unix.Mkfifo(dir+"/fifo", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo, err := os.OpenFile(dir+"/fifo", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fifo.Close()
+	cf, err := Open(fifo, fifo, fifo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Stdin == fifo || cf.Stdout == fifo {
+		t.Error("a FIFO of the filesystem was handed in as it is")
+	}
+	cf.Started()
+	fifo.Close()
+	cf.Close()
 	d, err := os.Open(dir)
 	if err != nil {
 		t.Fatal(err)

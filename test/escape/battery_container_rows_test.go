@@ -47,7 +47,7 @@ func init() {
 		// The rows' stdin is what stockade hands the command; a
 		// container's is what the engine gives it.
 		"it checks the stdio stockade hands the sandboxed command (a redirect's file, /dev/null, a directory); a container's stdio comes from the engine": {
-			"stdin_host_devnull_chmod", "stdin_host_file_chmod", "stdin_host_directory",
+			"stdin_host_devnull_chmod", "stdin_host_file_chmod", "stdin_host_fifo_chmod", "stdin_host_directory",
 		},
 		// The container's root is a layer of its own, writable.
 		"it checks that the sandbox's system trees are read-only; a container's root is its own writable layer": {

@@ -322,7 +322,8 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: fx.ru.cred}
 	}
 	if fx.stdin != "" {
-		in, err := os.Open(fx.expand([]string{fx.stdin})[0])
+		// Non-blocking: a FIFO opens with no writer.
+		in, err := os.OpenFile(fx.expand([]string{fx.stdin})[0], os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			t.Fatalf("opening the row's stdin: %v", err)
 		}

@@ -3,6 +3,7 @@ package escape
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // fsRows: reading the developer's secrets and writing outside the project
@@ -97,9 +98,19 @@ var fsRows = []row{
 		want: "666 fifo"},
 	{name: "stdin_host_file_chmod", stdin: "{other}/secret.txt",
 		args: sh(`chmod 666 /proc/self/fd/0 2>/dev/null; stat -L -c %F /proc/self/fd/0; cat`), want: "fifo\nanother project's secret"},
+	// A FIFO of the host's filesystem is a file too: fchmod through it
+	// changed its mode (the fixture's snapshot sees it).
+	{name: "stdin_host_fifo_chmod", setup: fifoAt("spare/fifo"), stdin: "{spare}/fifo",
+		args: sh(`chmod 666 /proc/self/fd/0 2>/dev/null; stat -L -c %F /proc/self/fd/0`), want: "fifo"},
 	{name: "stdin_host_directory", stdin: "{work}/..", want: "REFUSED", refused: "stdin is a directory",
 		args: sh(`exec 3<&0 0</dev/null; python3 -c "import os, sys; print(os.read(os.open(os.path.basename(sys.argv[1]) + '/.env', os.O_RDONLY, dir_fd=3), 100).decode().strip())" {work}`)},
 	{name: "write_host_device", args: sh(`echo x >/dev/null && head -c 3 /dev/zero | od -An -tx1 | tr -d ' '`), want: "000000"},
+}
+
+// fifoAt returns a setup that makes a FIFO (mode 0600) at p, relative to
+// the fixture.
+func fifoAt(p string) func(fx *fixture) error {
+	return func(fx *fixture) error { return syscall.Mkfifo(filepath.Join(fx.base, p), 0o600) }
 }
 
 // files returns a setup that writes pairs of (path relative to the fixture, content).
