@@ -5,9 +5,9 @@ package review
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -54,56 +54,172 @@ func (s Setuid) Detail() string {
 // descriptor of. A file whose status did not change since is the user's
 // own.
 func StripSetuid(root string, since time.Time) ([]Setuid, error) {
+	w := sweep{since: since.UnixNano()}
+	// The root itself may be a file (--rw FILE).
+	var st unix.Stat_t
+	if err := unix.Lstat(root, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", root, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		parent, err := unix.Open(filepath.Dir(root), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", root, err)
+		}
+		defer unix.Close(parent)
+		if err := unix.Fstatat(parent, filepath.Base(root), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return nil, fmt.Errorf("%s: %w", root, err)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Ctim.Nano() >= w.since {
+			if s, ok := stripFile(parent, filepath.Base(root), ".", &st); ok {
+				w.found = append(w.found, s)
+			}
+		}
+		return w.found, nil
+	}
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", root, err)
 	}
-	var out []Setuid
-	err = stripDir(fd, "", since.UnixNano(), &out)
-	return out, err
+	w.walk(fd)
+	return w.found, w.err()
 }
 
-// stripDir handles the directory open at fd (closed on return), rel below
-// the workdir.
-func stripDir(fd int, rel string, since int64, out *[]Setuid) error {
-	dir := os.NewFile(uintptr(fd), rel)
-	defer dir.Close()
-	for {
-		names, err := dir.Readdirnames(512)
-		for _, name := range names {
-			p := path.Join(rel, name)
-			var st unix.Stat_t
-			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				if errors.Is(err, unix.ENOENT) {
-					continue
-				}
-				return fmt.Errorf("%s: %w", p, err)
-			}
-			switch st.Mode & unix.S_IFMT {
-			case unix.S_IFDIR:
-				sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
-				if err := stripDir(sub, p, since, out); err != nil {
-					return err
-				}
-			case unix.S_IFREG:
-				if st.Ctim.Nano() < since {
-					continue
-				}
-				if s, ok := stripFile(fd, name, p, &st); ok {
-					*out = append(*out, s)
-				}
-			}
+// sweep is one walk of StripSetuid. It goes on past what it cannot read
+// (a directory made unreadable, an entry gone), recording each, so that
+// nothing can end it early; and it holds at most two descriptors whatever
+// the depth (a directory is left for its child, and found again through
+// the child's "..", checked to be the same inode), so that no depth of
+// directories makes it fail.
+type sweep struct {
+	since int64
+	found []Setuid
+	errs  []error
+	nerrs int
+}
+
+// maxErrs bounds the errors a sweep keeps (their number is still told).
+const maxErrs = 8
+
+func (w *sweep) fail(rel string, err error) {
+	w.nerrs++
+	if len(w.errs) < maxErrs {
+		if len(rel) > 200 {
+			rel = "…" + rel[len(rel)-200:]
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
+		w.errs = append(w.errs, fmt.Errorf("%s: %w", rel, err))
+	}
+}
+
+func (w *sweep) err() error {
+	if w.nerrs == 0 {
+		return nil
+	}
+	err := errors.Join(w.errs...)
+	if w.nerrs > len(w.errs) {
+		err = fmt.Errorf("%w (and %d more)", err, w.nerrs-len(w.errs))
+	}
+	return err
+}
+
+// frame is one directory on the way down: its entries, read whole when
+// it was opened, and the next to look at.
+type frame struct {
+	rel      string
+	names    []string
+	next     int
+	dev, ino uint64
+}
+
+// walk sweeps the tree whose top is open at fd (closed on return).
+func (w *sweep) walk(fd int) {
+	top, ok := w.enter(fd, "")
+	if !ok {
+		unix.Close(fd)
+		return
+	}
+	stack := []*frame{top}
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		if f.next == len(f.names) {
+			// Done here: up to the parent, through "..".
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				break
 			}
-			return fmt.Errorf("listing %s: %w", rel, err)
+			parent := stack[len(stack)-1]
+			up, err := unix.Openat(fd, "..", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			unix.Close(fd)
+			var st unix.Stat_t
+			if err == nil {
+				if err = unix.Fstat(up, &st); err == nil && (st.Dev != parent.dev || st.Ino != parent.ino) {
+					err = errors.New("moved while it was swept")
+				}
+				if err != nil {
+					unix.Close(up)
+				}
+			}
+			if err != nil {
+				w.fail(parent.rel, err)
+				return
+			}
+			fd = up
+			continue
+		}
+		name := f.names[f.next]
+		f.next++
+		p := path.Join(f.rel, name)
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if !errors.Is(err, unix.ENOENT) {
+				w.fail(p, err)
+			}
+			continue
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if st.Ctim.Nano() >= w.since {
+				if s, ok := stripFile(fd, name, p, &st); ok {
+					w.found = append(w.found, s)
+				}
+			}
+		case unix.S_IFDIR:
+			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				w.fail(p, err)
+				continue
+			}
+			child, ok := w.enter(sub, p)
+			if !ok {
+				unix.Close(sub)
+				continue
+			}
+			unix.Close(fd)
+			fd = sub
+			stack = append(stack, child)
 		}
 	}
+	unix.Close(fd)
+}
+
+// enter reads the names of the directory open at fd, rel below the top.
+func (w *sweep) enter(fd int, rel string) (*frame, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		w.fail(rel, err)
+		return nil, false
+	}
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		w.fail(rel, err)
+		return nil, false
+	}
+	dir := os.NewFile(uintptr(dup), rel)
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		w.fail(rel, err)
+	}
+	return &frame{rel: rel, names: names, dev: uint64(st.Dev), ino: st.Ino}, true
 }
 
 // stripFile checks and mends one regular file, through a descriptor of its

@@ -3,6 +3,7 @@ package review
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +111,83 @@ func TestStripSetuid(t *testing.T) {
 	}
 	if s := found["a/b/suid"].String(); s == "" {
 		t.Error("no line")
+	}
+}
+
+// TestStripSetuidGoesOn: nothing in the tree ends the sweep early: not a
+// directory it cannot read (the rest is swept, the directory named), not
+// a chain of directories deeper than the descriptors it may hold, and a
+// root that is a file (--rw FILE) is swept itself.
+func TestStripSetuidGoesOn(t *testing.T) {
+	wd := t.TempDir()
+	since := time.Now()
+	suid := func(p string) string {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o755|os.ModeSetuid); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var files []string
+	for _, n := range []string{"a", "b", "c", "x", "y", "z"} {
+		files = append(files, suid(filepath.Join(wd, n)))
+	}
+	locked := filepath.Join(wd, "m-locked")
+	if err := os.Mkdir(locked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A chain deeper than the descriptors the test leaves it.
+	deep := wd
+	for i := 0; i < 300; i++ {
+		deep = filepath.Join(deep, "d")
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, suid(filepath.Join(deep, "bottom")))
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = 64
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	got, err := StripSetuid(wd, since)
+	unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	if os.Geteuid() != 0 && (err == nil || !strings.Contains(err.Error(), "m-locked")) {
+		t.Errorf("the unreadable directory is not named: %v", err)
+	}
+	if os.Geteuid() == 0 && err != nil {
+		t.Errorf("root reads every directory: %v", err)
+	}
+	for _, p := range files {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode()&os.ModeSetuid != 0 {
+			t.Errorf("%s keeps its setuid bit (found %d: %v)", p, len(got), err)
+		}
+	}
+	// A root that is a file.
+	f := suid(filepath.Join(t.TempDir(), "rw-file"))
+	got, err = StripSetuid(f, since)
+	if err != nil || len(got) != 1 {
+		t.Errorf("StripSetuid(a file) = %v, %v", got, err)
+	}
+	if fi, _ := os.Lstat(f); fi.Mode()&os.ModeSetuid != 0 {
+		t.Errorf("the file root keeps its setuid bit")
 	}
 }

@@ -96,6 +96,25 @@ var containerRows = []row{
 	// the workdir, and the container makes it setuid through it: the
 	// session's end sweeps every tree the sandbox writes, not the
 	// workdir alone.
+	// A directory the sweep cannot read (a container gives it to another
+	// id, mode 0700) ended the walk: what came after it stayed setuid.
+	// (The next start refuses the unlistable directory for the user; the
+	// host check looks at the files.)
+	{name: "containers_setuid_sweep_goes_on", flags: []string{"--containers"}, timeout: time.Minute,
+		before: sh(ctrImage + `podman --remote run --rm -v {work}:/w img sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do touch /w/r$i; chmod 4755 /w/r$i; done; mkdir -m 0700 /w/locked; chown 1:1 /w/locked'`),
+		args:   sh(`stat -c %a {work}/r* | sort -u`), want: "755", refusedUser: "cannot list", refusedLate: true,
+		check: func(fx *fixture) error {
+			files, _ := filepath.Glob(filepath.Join(fx.work, "r*"))
+			for _, f := range files {
+				if fi, err := os.Lstat(f); err != nil || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+					return fmt.Errorf("%s: %v %v after the session", f, fi.Mode(), err)
+				}
+			}
+			if len(files) != 12 {
+				return fmt.Errorf("%d files r*, want 12", len(files))
+			}
+			return nil
+		}},
 	{name: "containers_setuid_by_fd_in_home", flags: []string{"--containers"}, timeout: time.Minute,
 		before: sh(ctrImage + `: >$HOME/planted; chmod 755 $HOME/planted; {probe} send-fd {work}/fd.sock $HOME/planted >/dev/null & ` +
 			`podman --remote run --rm -v {work}:/w img probe recv-chmod /w/fd.sock; wait; rm -f {work}/fd.sock`),
@@ -104,6 +123,10 @@ var containerRows = []row{
 		before: sh(ctrImage + `: >{spare}/planted; chmod 755 {spare}/planted; {probe} send-fd {work}/fd.sock {spare}/planted >/dev/null & ` +
 			`podman --remote run --rm -v {work}:/w img probe recv-chmod /w/fd.sock; wait; rm -f {work}/fd.sock`),
 		args: sh(`stat -c %a {spare}/planted`), want: "755"},
+	{name: "containers_setuid_by_fd_in_rw_file", flags: []string{"--containers", "--rw", "{spare}/data.txt"}, timeout: time.Minute,
+		before: sh(ctrImage + `{probe} send-fd {work}/fd.sock {spare}/data.txt >/dev/null & ` +
+			`podman --remote run --rm -v {work}:/w img probe recv-chmod /w/fd.sock; wait; rm -f {work}/fd.sock`),
+		args: sh(`stat -c %a {spare}/data.txt`), want: "755"},
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's
