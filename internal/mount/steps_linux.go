@@ -255,10 +255,14 @@ func apply(m Mount, i int, made map[string]bool, cover string, coverSelf bool) [
 		}
 		return concat(ensure(dst, true, made), Step{Call: CallMount, Source: "tmpfs", Path: dst, FSType: "tmpfs", Flags: flags, Data: m.Data})
 	case Proc:
-		// hidepid is best effort: the PID namespace already hides the host.
+		// hidepid hides what shares the sandbox's PID namespace but not
+		// the command's Landlock domain: the container engine's processes.
+		// ptraceable, not invisible: invisible exempts the group of the
+		// mount's gid= (0 when unset, host gid 0), which root's sandbox
+		// is in. Best effort: the PID namespace already hides the host.
 		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 		return concat(ensure(dst, true, made),
-			Step{Call: CallMount, Source: "proc", Path: dst, FSType: "proc", Flags: flags, Data: "hidepid=invisible", Ok: ^uint64(0), Skip: 1},
+			Step{Call: CallMount, Source: "proc", Path: dst, FSType: "proc", Flags: flags, Data: "hidepid=ptraceable", Ok: ^uint64(0), Skip: 1},
 			Step{Call: CallMount, Source: "proc", Path: dst, FSType: "proc", Flags: flags})
 	case Devpts:
 		return concat(ensure(dst, true, made),

@@ -127,6 +127,12 @@ var containerRows = []row{
 		before: sh(ctrImage + `{probe} send-fd {work}/fd.sock {spare}/data.txt >/dev/null & ` +
 			`podman --remote run --rm -v {work}:/w img probe recv-chmod /w/fd.sock; wait; rm -f {work}/fd.sock`),
 		args: sh(`stat -c %a {spare}/data.txt`), want: "755"},
+	// The engine's processes share the sandbox's PID namespace; /proc
+	// hides them (hidepid). As invisible it exempted gid 0, which root's
+	// sandbox is in: podman's command line, descriptors and mounts (the
+	// storage's host path) were listed.
+	ctrRow("containers_engine_processes_hidden",
+		`podman --remote run --rm img true >/dev/null 2>&1; echo $(cat /proc/[0-9]*/comm 2>/dev/null | grep -c -E '^(podman|conmon|slirp4netns|stockade-engin|crun)')`, "0"),
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's
