@@ -121,6 +121,9 @@ func (f *apiFilter) conn(c net.Conn) {
 		}
 		r := refusal(req)
 		if r == nil {
+			r = bodyRefusal(req)
+		}
+		if r == nil {
 			r = f.archive(req)
 		}
 		if r != nil {
@@ -541,4 +544,155 @@ func endsIn(p string, want []string) bool {
 		}
 	}
 	return true
+}
+
+// maxJSONBody bounds the JSON bodies the filter reads (a container's
+// create request: its environment, labels and mounts).
+const maxJSONBody = 4 << 20
+
+// bodyRefusal reads the JSON body of the requests that name, in it, what
+// podman then does on the engine's side, and refuses those (nil: go on,
+// the body passed on as it was read):
+//   - kube play: a PersistentVolumeClaim's volume.podman.io annotations
+//     make a volume with mount options (below); YAML cannot be read here
+//     as podman reads it, so kube play is not offered;
+//   - a volume's type, device and o options: podman mounts what they say,
+//     on its side, before any hook (mount.fuse3 ran the program the device
+//     named, as the engine's root with every capability of its
+//     namespace), and a driver other than the local one;
+//   - a container's log path and conmon pid file: conmon, the engine's
+//     root, writes them wherever they say (a log path of
+//     /proc/sys/kernel/core_pattern set the host's under a root
+//     supervisor); no hook sees either, for neither is in the container's
+//     OCI configuration.
+//
+// Keys are matched as encoding/json matches a struct's fields (folded),
+// and at every depth for a container's, so that an object podman reads
+// is found wherever it sits.
+func bodyRefusal(req *http.Request) *ocihook.Report {
+	var check func(any) *ocihook.Report
+	switch {
+	case endpoint(req, "play", "kube") || endpoint(req, "kube", "play"):
+		if req.Method == http.MethodDelete {
+			return nil
+		}
+		return &ocihook.Report{Check: "kube", Field: "play",
+			Reason: "podman kube play is not offered: a claim's volume.podman.io annotations make the engine mount what the YAML names, with a mount helper that runs a program; start the containers with podman run, or docker compose"}
+	case endpoint(req, "volumes", "create"):
+		check = volumeRefusal
+	case endpoint(req, "containers", "create") || endpoint(req, "pods", "create"):
+		check = createRefusal
+	default:
+		return nil
+	}
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxJSONBody+1))
+	if err != nil || len(body) > maxJSONBody {
+		return &ocihook.Report{Check: "request", Field: "body", Reason: fmt.Sprintf("a create request must be whole and under %d MiB", maxJSONBody>>20)}
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return &ocihook.Report{Check: "request", Field: "body", Reason: "a create request whose body is not JSON (" + err.Error() + ")"}
+	}
+	if r := check(v); r != nil {
+		return r
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.TransferEncoding = nil
+	return nil
+}
+
+// volumeOptions are the local driver's options that podman turns into a
+// mount on its side (mount -t TYPE -o O DEVICE).
+var volumeOptions = []string{"type", "device", "o"}
+
+// volumeRefusal judges a volume's create body: libpod's (Driver, Options)
+// and the Docker API's (Driver, DriverOpts).
+func volumeRefusal(v any) *ocihook.Report {
+	obj, _ := v.(map[string]any)
+	for k, val := range obj {
+		switch {
+		case strings.EqualFold(k, "Driver"):
+			if d, _ := val.(string); d != "" && !strings.EqualFold(d, "local") {
+				return &ocihook.Report{Check: "volume", Field: "driver",
+					Reason: fmt.Sprintf("volume driver %q: only the local driver is offered", d)}
+			}
+		case strings.EqualFold(k, "Options"), strings.EqualFold(k, "DriverOpts"):
+			opts, _ := val.(map[string]any)
+			for o := range opts {
+				for _, bad := range volumeOptions {
+					if strings.EqualFold(o, bad) {
+						return &ocihook.Report{Check: "volume", Field: "options." + o,
+							Reason: "a volume's type, device and o options make the engine mount what they name, on its side (mount.fuse runs the program the device names); make a plain volume (no --opt type, device or o)"}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// createRefusal looks, at every depth of a container's (or a pod's)
+// create body, for libpod's log_configuration.path (and a "path" among
+// its options), the Docker API's HostConfig.LogConfig.Config "path", and
+// libpod's conmon_pid_file.
+func createRefusal(v any) *ocihook.Report {
+	var r *ocihook.Report
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, val := range v {
+				if r != nil {
+					return
+				}
+				switch {
+				case strings.EqualFold(k, "log_configuration"), strings.EqualFold(k, "LogConfig"):
+					if logPath(val) {
+						r = &ocihook.Report{Check: "log", Field: k,
+							Reason: "a container's log path is a file the engine's conmon writes wherever it names, on the engine's side; leave it to the engine (no --log-opt path=)"}
+					}
+				case strings.EqualFold(k, "conmon_pid_file"):
+					if s, _ := val.(string); s != "" {
+						r = &ocihook.Report{Check: "log", Field: k,
+							Reason: "the conmon pid file is a path the engine writes on its side; leave it out (no --conmon-pidfile)"}
+					}
+				}
+				walk(val)
+			}
+		}
+	}
+	walk(v)
+	return r
+}
+
+// logPath tells a log configuration that names a path: libpod's {path,
+// options: {path}} or the Docker API's {Config: {path}}, keys folded.
+func logPath(v any) bool {
+	obj, _ := v.(map[string]any)
+	for k, val := range obj {
+		switch {
+		case strings.EqualFold(k, "path"):
+			if s, _ := val.(string); s != "" {
+				return true
+			}
+		case strings.EqualFold(k, "options"), strings.EqualFold(k, "Config"):
+			opts, _ := val.(map[string]any)
+			for o := range opts {
+				if strings.EqualFold(o, "path") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -471,3 +471,54 @@ func TestAPIFilterArchive(t *testing.T) {
 		t.Errorf("a copy into a container without mounts: %q", out)
 	}
 }
+
+// TestAPIFilterBodies: what a create request's body names on the engine's
+// side is refused (a volume's mount options, another volume driver, a
+// container's log path or conmon pid file, kube play), whatever the case
+// of its keys and wherever it sits; plain requests pass, their bodies
+// whole.
+func TestAPIFilterBodies(t *testing.T) {
+	sock, fake, heard := startFilter(t)
+	post := func(uri, body string) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: d\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", uri, len(body), body)
+	}
+	refused := []string{
+		post("/v4.3.1/libpod/volumes/create", `{"Name":"v","Options":{"type":"fuse","device":"/w/payload#x"}}`),
+		post("/v4.3.1/libpod/volumes/create", `{"name":"v","options":{"O":"bind"}}`),
+		post("/v1.41/volumes/create", `{"Name":"v","DriverOpts":{"device":"/"}}`),
+		post("/volumes/create", `{"Name":"v","Driver":"nfs"}`),
+		post("/v4.3.1/libpod/containers/create", `{"image":"img","log_configuration":{"driver":"k8s-file","path":"/proc/sys/kernel/core_pattern"}}`),
+		post("/v4.3.1/libpod/containers/create", `{"image":"img","LOG_CONFIGURATION":{"options":{"Path":"/x"}}}`),
+		post("/v1.41/containers/create", `{"Image":"img","HostConfig":{"LogConfig":{"Type":"k8s-file","Config":{"path":"/proc/sys/kernel/poweroff_cmd"}}}}`),
+		post("/v1.41/containers/create", `{"Image":"img","hostconfig":{"logconfig":{"config":{"PATH":"/x"}}}}`),
+		post("/v4.3.1/libpod/containers/create", `{"image":"img","conmon_pid_file":"/stockade-engine/storage/x"}`),
+		post("/v4.3.1/libpod/pods/create", `{"name":"p","infra":{"log_configuration":{"path":"/x"}}}`),
+		post("/v4.3.1/libpod/play/kube", "kind: Pod\n"),
+		post("/v4.3.1/libpod/kube/play", "kind: Pod\n"),
+		post("/v1.41/containers/create", `{"Image": not json`),
+	}
+	for _, req := range refused {
+		out := raw(t, sock, req)
+		if !strings.HasPrefix(out, "HTTP/1.1 403 ") {
+			t.Errorf("%.90q: want 403, got %.200q", req, out)
+		}
+	}
+	if got := fake.requests(); len(got) != 0 {
+		t.Errorf("refused requests reached podman: %q", got)
+	}
+	if got := heard(); len(got) != len(refused) {
+		t.Errorf("heard %d refusals, want %d", len(got), len(refused))
+	}
+	for _, req := range []string{
+		post("/v4.3.1/libpod/volumes/create", `{"Name":"v","Driver":"local","Options":{"copy":"","uid":"1000"}}`),
+		post("/v1.41/volumes/create", `{"Name":"v","Driver":"","DriverOpts":{}}`),
+		post("/v4.3.1/libpod/containers/create", `{"image":"img","log_configuration":{"driver":"k8s-file","path":"","options":{"tag":"x"}}}`),
+		post("/v1.41/containers/create", `{"Image":"img","Labels":{"LogConfig":"x"},"HostConfig":{"LogConfig":{"Type":"json-file","Config":{"max-size":"1m"}}}}`),
+		"DELETE /v4.3.1/libpod/play/kube HTTP/1.1\r\nHost: d\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+	} {
+		out := raw(t, sock, req)
+		if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
+			t.Errorf("%.90q: want 200, got %.200q", req, out)
+		}
+	}
+}

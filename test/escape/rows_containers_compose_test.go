@@ -28,10 +28,10 @@ var composeRows = []row{
 	composeRow("compose_pid_host", "    pid: host\n", composeUp+` 2>&1 | grep -q 'private PID namespace' && echo REFUSED`, "REFUSED"),
 	// A named volume whose driver options bind the engine's storage,
 	// made by compose through the Docker API (containers_volume_driver_opts
-	// makes it through podman's own).
+	// makes it through podman's own): the filter refuses the volume.
 	composeRow("compose_volume_driver_opts", "    volumes: [\"w:/x\"]\n"+
 		"volumes:\n  w:\n    driver_opts: {type: none, o: bind, device: /stockade-engine/storage}\n",
-		composeRefused, "stockade refused the container (check mounts)"),
+		composeUp+` 2>&1 | `+apiRefusal, "stockade refused the request (volume)"),
 	// The stack's network is a bridge in podman's network namespace, which
 	// slirp4netns (the engine's wrapper: no way to the sandbox's loopback)
 	// joins to the sandbox's, where only the pods' listeners are: the

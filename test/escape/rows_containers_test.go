@@ -133,15 +133,38 @@ var containerRows = []row{
 	// storage's host path) were listed.
 	ctrRow("containers_engine_processes_hidden",
 		`podman --remote run --rm img true >/dev/null 2>&1; echo $(cat /proc/[0-9]*/comm 2>/dev/null | grep -c -E '^(podman|conmon|slirp4netns|stockade-engin|crun)')`, "0"),
+	// A volume's mount options: podman mounts what they name on its side,
+	// before any hook. mount.fuse3 ran the program before the device's #
+	// as the engine's root with every capability of its namespace; RAN
+	// without the filter's refusal.
+	ctrRow("containers_volume_fuse_helper",
+		`printf '#!/bin/sh\ntouch {work}/fuse-helper-ran\nexit 1\n' >{work}/payload; chmod 755 {work}/payload; `+
+			`a=$(podman --remote volume create --opt type=fuse --opt device={work}/payload#x v1 2>&1 | `+apiRefusal+`); `+
+			`b=$(curl -s --unix-socket /run/stockade/engine.sock -X POST -H 'Content-Type: application/json' -d '{"Name":"v2","DriverOpts":{"type":"fuse","device":"{work}/payload#x"}}' http://d/v1.41/volumes/create | `+apiRefusal+`); `+
+			`podman --remote run --rm -v v1:/m img true >/dev/null 2>&1; docker run --rm -v v2:/m img true >/dev/null 2>&1; `+
+			`test -e {work}/fuse-helper-ran && echo "$a $b RAN" || echo "$a $b NOT_RAN"`,
+		"stockade refused the request (volume) stockade refused the request (volume) NOT_RAN"),
+	// conmon writes a container's log at the path the client names, on
+	// the engine's side (a root supervisor's engine set the host's
+	// kernel.core_pattern so), and its pid file.
+	ctrRow("containers_log_path",
+		`a=$(podman --remote run --rm --log-driver k8s-file --log-opt path={work}/conmon-log img echo hi 2>&1 | `+apiRefusal+`); `+
+			`b=$(docker run --rm --log-driver k8s-file --log-opt path={work}/conmon-log2 img echo hi 2>&1 | `+apiRefusal+`); `+
+			`c=$(podman --remote run --rm --conmon-pidfile {work}/conmon-pid img true 2>&1 | `+apiRefusal+`); `+
+			`ls {work}/conmon-log {work}/conmon-log2 {work}/conmon-pid >/dev/null 2>&1 && w=WRITTEN || w=NOT_WRITTEN; echo "$a $b $c $w"`,
+		"stockade refused the request (log) stockade refused the request (log) stockade refused the request (log) NOT_WRITTEN"),
+	ctrRow("containers_kube_play",
+		`printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: localhost/img\n    command: ["true"]\n' >{work}/pod.yaml; `+
+			`podman --remote kube play {work}/pod.yaml 2>&1 | `+apiRefusal,
+		"stockade refused the request (kube)"),
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's
 	// layers are): the engine mounts it at the volume's directory, which
 	// the hook would otherwise take for a volume like any other.
 	ctrRow("containers_volume_driver_opts",
-		`podman --remote volume create --opt type=none --opt o=bind --opt device=/stockade-engine/storage w >/dev/null && `+
-			refusedBy(`podman --remote run --rm -v w:/x img true`),
-		"stockade refused the container (check mounts)"),
+		`podman --remote volume create --opt type=none --opt o=bind --opt device=/stockade-engine/storage w 2>&1 | `+apiRefusal,
+		"stockade refused the request (volume)"),
 	// A device: the engine, rootless (it runs slirp4netns for the
 	// containers' network), binds the device node rather than asking the
 	// runtime to make it, and a bind from outside the workdir is refused
