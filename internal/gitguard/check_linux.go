@@ -216,15 +216,19 @@ func isGitdir(ents []dirent) bool {
 }
 
 // othersUnreadable reports whether err is the refusal to read a directory
-// of another user (a database volume, say). The sandboxed command creates
-// files as the user only, so it did not make that directory, and the
-// user's git cannot read it either.
+// of another user (a database volume, say) that the user's git cannot
+// enter either: it holds nothing git would run. One the user may still
+// search (x without r: a container gave it another id, mode 0711) is not:
+// git reaches a repository below it by name, and it is a finding.
 func (c *checker) othersUnreadable(rel string, err error) bool {
 	if !errors.Is(err, unix.EACCES) {
 		return false
 	}
 	st, lerr := c.root.Lstat(rel)
-	return lerr == nil && int(st.Uid) != os.Geteuid()
+	if lerr != nil || int(st.Uid) == os.Geteuid() {
+		return false
+	}
+	return unix.Faccessat(c.root.Fd(), rel, unix.X_OK, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW) != nil
 }
 
 // list reads the directory rel; an error is a finding.

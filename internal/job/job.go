@@ -571,16 +571,24 @@ func (pr *prepared) created() []Finding {
 	cfg := pr.mountCfg
 	after := mount.ScanTrees(cfg, mount.OS{})
 	var notChecked []Finding
-	if after.Err != nil {
-		// A tree can no longer be scanned (a --ro tree in the project
-		// made a symlink, a directory made unreadable): the workdir alone
-		// is, and the rest is said loudly.
+	if after.Trees.Workdir == "" {
+		// The trees can no longer be resolved (a --ro tree in the
+		// project made a symlink): the workdir alone is scanned, and the
+		// rest is said loudly.
 		notChecked = append(notChecked, Finding{Kind: FindingUnhandled, Path: cfg.Workdir,
 			Detail: fmt.Sprintf("not every tree could be checked for what the command created: %v", after.Err)})
 		cfg.RO, cfg.RW = nil, nil
-		if after = mount.ScanTrees(cfg, mount.OS{}); after.Err != nil {
+		if after = mount.ScanTrees(cfg, mount.OS{}); after.Trees.Workdir == "" {
 			return notChecked
 		}
+	}
+	// A directory made unlistable hides only what is below it: the rest
+	// of the scan is whole and is acted on. What is below it is checked by
+	// no one, not by the next run either (it takes what is there for the
+	// user's), so each such directory is said loudly.
+	for _, d := range after.Unlisted {
+		notChecked = append(notChecked, Finding{Kind: FindingUnhandled, Path: d,
+			Detail: "the command made it unlistable, so what it created in it (a hook, an .mcp.json, a nested repository) was not checked, and no later run will check it: look at everything in it before any tool on the host uses it (chmod u+rx, then ls -la; a directory a container gave another id: podman unshare ls -la)"})
 	}
 	// Placeholders of live sandboxes of this project are theirs, as long
 	// as they are the ones those made (another object at the path, or a

@@ -166,6 +166,10 @@ type Scan struct {
 	// (a tree named through a symlink inside a writable tree).
 	Trees Trees
 	Err   error
+	// Unlisted are the directories of writable trees that could not be
+	// listed (Err names the first): the rest of the scan is whole, and the
+	// exit check still acts on it.
+	Unlisted []string
 }
 
 // MissingPath is a protected (or held masked) path that does not exist.
@@ -425,8 +429,12 @@ func (s *scanner) addSocket(t hostTree, q string) {
 // cannot list (a system directory of root's, 0700) is skipped; the sandbox
 // cannot list it either.
 func (s *scanner) unlisted(t hostTree, dir string, err error) {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || !t.writable || s.out.Err != nil {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || !t.writable {
 		return // gone, or a file (a --ro file): nothing in it
+	}
+	s.out.Unlisted = append(s.out.Unlisted, dir)
+	if s.out.Err != nil {
+		return
 	}
 	fix := fmt.Sprintf("make it readable (chmod u+rx %s)", dir)
 	if fi, e := s.host.Lstat(dir); e == nil {

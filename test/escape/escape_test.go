@@ -27,8 +27,12 @@ type row struct {
 	needsRoot bool
 	flags     []string // stockade run flags
 	before    []string // a first sandbox run that must exit 0 (persistence)
-	args      []string // the command in the sandbox: probe(...) or sh(...)
-	want      string   // the one line it must print
+	// beforeReports, when set, must be in the first run's stderr (what
+	// its exit checks said); beforeReportsUser replaces it for an
+	// unprivileged runner.
+	beforeReports, beforeReportsUser string
+	args                             []string // the command in the sandbox: probe(...) or sh(...)
+	want                             string   // the one line it must print
 	// wantUser, when set, replaces want for an unprivileged runner: the kernel
 	// refuses such a user earlier, for a reason the row's comment gives.
 	wantUser string
@@ -243,8 +247,16 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if r.before != nil {
 		// What the first run plants is the attack's setup: the host is
 		// snapshotted after it.
-		if res := fx.sandbox(t, append(slices.Clone(r.flags), r.beforeFlags...), r.before, timeout, r.env...); res.code != 0 {
+		res := fx.sandbox(t, append(slices.Clone(r.flags), r.beforeFlags...), r.before, timeout, r.env...)
+		if res.code != 0 {
 			t.Fatalf("first run: exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
+		}
+		reports := r.beforeReports
+		if r.beforeReportsUser != "" && ru.uid != 0 {
+			reports = r.beforeReportsUser
+		}
+		if want := fx.expand([]string{reports})[0]; reports != "" && !strings.Contains(res.stderr, want) {
+			t.Errorf("the first run's exit checks did not report %q\nstderr: %s", want, res.stderr)
 		}
 	}
 	before, err := fx.snapshot(denial)

@@ -157,6 +157,17 @@ var containerRows = []row{
 		`printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: localhost/img\n    command: ["true"]\n' >{work}/pod.yaml; `+
 			`podman --remote kube play {work}/pod.yaml 2>&1 | `+apiRefusal,
 		"stockade refused the request (kube)"),
+	// A container gives a directory another id with mode 0711: the user
+	// cannot list it, but the user's git reaches a repository below it by
+	// name, whose core.fsmonitor ran at git status. The git check took
+	// such a directory for another user's (a database volume) and said
+	// nothing; it is NOT CHECKED now. (For root, who lists it, the nested
+	// repository is quarantined.)
+	{name: "containers_git_searchable_other_dir", flags: []string{"--containers"}, timeout: time.Minute, needsRoot: true,
+		before:        sh(ctrImage + `podman --remote run --rm -v {work}:/w img sh -c 'mkdir -p /w/hide/r/.git/objects /w/hide/r/.git/refs/heads && echo "ref: refs/heads/main" >/w/hide/r/.git/HEAD && printf "[core]\n\tfsmonitor = true\n" >/w/hide/r/.git/config && chown 1000:1000 /w/hide && chmod 711 /w/hide'`),
+		beforeReports: "QUARANTINED: {work}/hide/r/.git/config", beforeReportsUser: "NOT CHECKED: {work}/hide:",
+		args: sh(`test -e {work}/hide/r/.git/config && echo PRESENT || echo GONE`), want: "GONE",
+		refusedUser: "cannot list", refusedLate: true},
 	ctrRow("containers_sysctl_kernel", refusedBy(`podman --remote run --rm --sysctl kernel.shm_rmid_forced=1 img true`), "stockade refused the container (check sysctl)"),
 	// A named volume whose driver options bind another directory of the
 	// engine's (here its storage, where its records and every image's

@@ -18,6 +18,16 @@ var reviewRows = []row{
 		before: sh("chmod 0311 {work}/apps"),
 		args:   probe("read", "{work}/apps/web/.env"), want: "DENIED EMPTY",
 		refusedUser: "cannot list", refusedLate: true},
+	// One directory made unlistable turned the exit check off for the
+	// whole workdir: what the command created elsewhere at protected
+	// names (an .mcp.json, a nested .claude/settings.json) stayed, and
+	// the next start took it for the user's. The rest is checked, and
+	// the directory named.
+	{name: "unlistable_dir_keeps_quarantine", needsRoot: true,
+		before:        sh("mkdir {work}/x {work}/y; chmod 0311 {work}/x; echo '{}' >{work}/y/.mcp.json"),
+		beforeReports: "QUARANTINED: {work}/y/.mcp.json",
+		args:          sh("test -e {work}/y/.mcp.json && echo PRESENT || echo GONE"), want: "GONE",
+		refusedUser: "cannot list", refusedLate: true},
 	// A masked secret's parent renamed into a directory the scan does not walk
 	// (node_modules), to be read in the next session: the parents of masked
 	// paths are pinned.
