@@ -19,10 +19,10 @@ import (
 // The snapshot is taken while init starts; taken() waits for it, and the
 // command starts only after that.
 //
-// With containers, check also removes from the workdir's files the setuid
-// and setgid bits and file capabilities made during the run (a container
-// can set them on a file of the workdir it binds; the sandbox's own
-// processes cannot), and report names each.
+// check also removes, from the trees the sandbox writes, the setuid bits
+// and file capabilities a container made during the run, and what other
+// users of the host may write where they can reach (sweep); report names
+// each.
 func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 	var snap *review.Snapshot
 	since := time.Now()
@@ -46,9 +46,7 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 		if snap != nil {
 			changes, err = snap.After()
 		}
-		if j.Containers {
-			setuid, setuidErr = stripSetuid(j, since)
-		}
+		setuid, setuidErr = sweep(j, since)
 	})
 	return func() { <-done }, check, func() {
 		check()
@@ -58,11 +56,11 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 				if s.Err != nil {
 					kind = FindingUnhandled
 				}
-				h.OnFinding(Finding{Kind: kind, Path: s.Path, Rule: "setuid", Detail: s.Detail()})
+				h.OnFinding(Finding{Kind: kind, Path: s.Path, Rule: "host permissions", Detail: s.Detail()})
 			}
 			if setuidErr != nil {
-				h.OnFinding(Finding{Kind: FindingUnhandled, Path: j.Policy.Workdir, Rule: "setuid",
-					Detail: "the trees the sandbox writes could not all be checked for setuid files a container made (" + setuidErr.Error() + "): find them with find DIR -perm /6000, and chmod ug-s what you did not make"})
+				h.OnFinding(Finding{Kind: FindingUnhandled, Path: j.Policy.Workdir, Rule: "host permissions",
+					Detail: "the trees the sandbox writes could not all be checked for setuid files or files other users may write (" + setuidErr.Error() + "): find them with find DIR -perm /6002, and chmod ug-s,o-w what you did not make"})
 			}
 		}
 		if snap == nil {
@@ -83,11 +81,14 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 	}
 }
 
-// stripSetuid runs review.StripSetuid on every tree of the host's that the
-// sandbox writes (the workdir, each --rw tree, the sandbox HOME): a
+// sweep runs review.Sweep on every tree of the host's that the sandbox
+// writes (the workdir, each --rw tree, the sandbox HOME): for setuid
+// files with containers (the sandbox's own processes cannot make them; a
 // container binds only the workdir, but the command can hand it a
-// descriptor of any file it may open. Paths come back whole.
-func stripSetuid(j Job, since time.Time) ([]review.Setuid, error) {
+// descriptor of any file it may open), and for what other users may write
+// wherever another user of the host can reach the tree. Paths come back
+// whole.
+func sweep(j Job, since time.Time) ([]review.Setuid, error) {
 	roots := append([]string{j.Policy.Workdir}, j.Policy.RW...)
 	if j.HomeSource != "" {
 		roots = append(roots, j.HomeSource)
@@ -95,7 +96,17 @@ func stripSetuid(j Job, since time.Time) ([]review.Setuid, error) {
 	var all []review.Setuid
 	var errs []error
 	for _, root := range roots {
-		found, err := review.StripSetuid(root, since)
+		var what review.Strip
+		if j.Containers {
+			what |= review.SweepSetuid
+		}
+		if review.OthersReach(root) {
+			what |= review.SweepShared
+		}
+		if what == 0 {
+			continue
+		}
+		found, err := review.Sweep(root, since, what)
 		for _, s := range found {
 			s.Path = filepath.Join(root, s.Path)
 			all = append(all, s)

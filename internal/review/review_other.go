@@ -32,3 +32,18 @@ func (Setuid) Detail() string { return "" }
 
 // StripSetuid returns ErrNotSupported.
 func StripSetuid(string, time.Time) ([]Setuid, error) { return nil, ErrNotSupported }
+
+// Strip says what a sweep removes.
+type Strip uint8
+
+// What a sweep removes.
+const (
+	SweepSetuid Strip = 1 << iota
+	SweepShared
+)
+
+// Sweep returns ErrNotSupported.
+func Sweep(string, time.Time, Strip) ([]Setuid, error) { return nil, ErrNotSupported }
+
+// OthersReach is false.
+func OthersReach(string) bool { return false }

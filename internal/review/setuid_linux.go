@@ -9,17 +9,20 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Setuid is a file below the workdir that was made setuid or setgid, or
-// given file capabilities, during the run.
+// given file capabilities, during the run; or (SweepShared) a file or
+// directory made writable by every user, or given an access control list.
 type Setuid struct {
 	Path string // relative to the workdir
 	Mode uint32 // its permission bits as found
 	Caps bool   // it had a security.capability attribute
+	ACL  bool   // it had an access or default ACL
 	// Err is why the bits or the attribute could not be removed (nil:
 	// they were). A file the supervisor does not own (a container's
 	// subordinate id) cannot be changed by it.
@@ -30,20 +33,37 @@ func (s Setuid) String() string { return s.Path + ": " + s.Detail() }
 
 // Detail is what was found and done, without the path.
 func (s Setuid) Detail() string {
-	var what string
-	switch {
-	case s.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 && s.Caps:
-		what = fmt.Sprintf("mode %04o and file capabilities", s.Mode)
-	case s.Caps:
-		what = "file capabilities"
-	default:
-		what = fmt.Sprintf("mode %04o", s.Mode)
+	var what []string
+	if s.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		what = append(what, fmt.Sprintf("mode %04o", s.Mode))
+	} else if s.Mode&0o002 != 0 {
+		what = append(what, fmt.Sprintf("mode %04o (writable by every user)", s.Mode))
 	}
+	if s.Caps {
+		what = append(what, "file capabilities")
+	}
+	if s.ACL {
+		what = append(what, "an access control list")
+	}
+	w := strings.Join(what, " and ")
 	if s.Err != nil {
-		return fmt.Sprintf("%s, set during the run; could not remove them (%v): do so before anyone runs it (chmod ug-s, setcap -r)", what, s.Err)
+		return fmt.Sprintf("%s, set during the run; could not remove them (%v): do so before anyone runs it (chmod ug-s,o-w; setcap -r; setfacl -b)", w, s.Err)
 	}
-	return fmt.Sprintf("%s, set during the run (by a container): removed, since a setuid program in the project runs as its owner for whoever runs it", what)
+	return fmt.Sprintf("%s, set during the run: removed, since another user of the host could run it as its owner, or change what you run", w)
 }
+
+// Strip says what a sweep removes.
+type Strip uint8
+
+const (
+	// SweepSetuid: the setuid and setgid bits and file capabilities of
+	// regular files.
+	SweepSetuid Strip = 1 << iota
+	// SweepShared: the write permission of other users and ACLs, of
+	// regular files and directories (one in the project let another user
+	// of the host put a Makefile there that the user then ran).
+	SweepShared
+)
 
 // StripSetuid walks the whole tree below root (the workdir, a --rw tree,
 // the sandbox HOME) without following a symlink, and removes from every
@@ -54,7 +74,13 @@ func (s Setuid) Detail() string {
 // descriptor of. A file whose status did not change since is the user's
 // own.
 func StripSetuid(root string, since time.Time) ([]Setuid, error) {
-	w := sweep{since: since.UnixNano()}
+	return Sweep(root, since, SweepSetuid)
+}
+
+// Sweep is StripSetuid for what: the same walk, removing what says, from
+// the root itself too.
+func Sweep(root string, since time.Time, what Strip) ([]Setuid, error) {
+	w := sweep{since: since.UnixNano(), what: what}
 	// The root itself may be a file (--rw FILE).
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
@@ -70,7 +96,7 @@ func StripSetuid(root string, since time.Time) ([]Setuid, error) {
 			return nil, fmt.Errorf("%s: %w", root, err)
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Ctim.Nano() >= w.since {
-			if s, ok := stripFile(parent, filepath.Base(root), ".", &st); ok {
+			if s, ok := w.strip(parent, filepath.Base(root), ".", &st); ok {
 				w.found = append(w.found, s)
 			}
 		}
@@ -79,6 +105,17 @@ func StripSetuid(root string, since time.Time) ([]Setuid, error) {
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", root, err)
+	}
+	// The root itself (chmod 777 .), through its parent.
+	if parent, err := unix.Open(filepath.Dir(root), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		var now unix.Stat_t
+		if unix.Fstatat(parent, filepath.Base(root), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Fstat(fd, &now) == nil &&
+			st.Dev == now.Dev && st.Ino == now.Ino && st.Ctim.Nano() >= w.since {
+			if s, ok := w.strip(parent, filepath.Base(root), ".", &st); ok {
+				w.found = append(w.found, s)
+			}
+		}
+		unix.Close(parent)
 	}
 	w.walk(fd)
 	return w.found, w.err()
@@ -92,6 +129,7 @@ func StripSetuid(root string, since time.Time) ([]Setuid, error) {
 // directories makes it fail.
 type sweep struct {
 	since int64
+	what  Strip
 	found []Setuid
 	errs  []error
 	nerrs int
@@ -175,13 +213,12 @@ func (w *sweep) walk(fd int) {
 			}
 			continue
 		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-			if st.Ctim.Nano() >= w.since {
-				if s, ok := stripFile(fd, name, p, &st); ok {
-					w.found = append(w.found, s)
-				}
+		if t := st.Mode & unix.S_IFMT; (t == unix.S_IFREG || t == unix.S_IFDIR) && st.Ctim.Nano() >= w.since {
+			if s, ok := w.strip(fd, name, p, &st); ok {
+				w.found = append(w.found, s)
 			}
+		}
+		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
 			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
@@ -222,17 +259,29 @@ func (w *sweep) enter(fd int, rel string) (*frame, bool) {
 	return &frame{rel: rel, names: names, dev: uint64(st.Dev), ino: st.Ino}, true
 }
 
-// stripFile checks and mends one regular file, through a descriptor of its
-// own (O_PATH, no link followed) that is the inode fstatat saw.
-func stripFile(dirfd int, name, p string, st *unix.Stat_t) (Setuid, bool) {
-	suid := st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0
-	// Whatever the mode: a later chmod +x keeps the attribute.
-	_, err := unix.Lgetxattr(atPath(dirfd, name), "security.capability", nil)
-	caps := err == nil
-	if !suid && !caps {
+// strip checks and mends one regular file or directory, name in the
+// directory open at dirfd, through a descriptor of its own (O_PATH, no
+// link followed) that is the inode fstatat saw.
+func (w *sweep) strip(dirfd int, name, p string, st *unix.Stat_t) (Setuid, bool) {
+	reg := st.Mode&unix.S_IFMT == unix.S_IFREG
+	has := func(attr string) bool {
+		_, err := unix.Lgetxattr(atPath(dirfd, name), attr, nil)
+		return err == nil
+	}
+	var suid, caps, shared, acl bool
+	if w.what&SweepSetuid != 0 && reg {
+		suid = st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0
+		// Whatever the mode: a later chmod +x keeps the attribute.
+		caps = has("security.capability")
+	}
+	if w.what&SweepShared != 0 {
+		shared = st.Mode&0o002 != 0
+		acl = has("system.posix_acl_access") || !reg && has("system.posix_acl_default")
+	}
+	if !suid && !caps && !shared && !acl {
 		return Setuid{}, false
 	}
-	s := Setuid{Path: p, Mode: st.Mode & 0o7777, Caps: caps}
+	s := Setuid{Path: p, Mode: st.Mode & 0o7777, Caps: caps, ACL: acl}
 	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		s.Err = err
@@ -240,19 +289,33 @@ func stripFile(dirfd int, name, p string, st *unix.Stat_t) (Setuid, bool) {
 	}
 	defer unix.Close(fd)
 	var now unix.Stat_t
-	if err := unix.Fstat(fd, &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino || now.Mode&unix.S_IFMT != unix.S_IFREG {
+	if err := unix.Fstat(fd, &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino || now.Mode&unix.S_IFMT != st.Mode&unix.S_IFMT {
 		s.Err = errors.New("replaced while it was checked")
 		return s, true
 	}
 	// The magic link of an O_PATH descriptor names the inode itself.
 	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	var attrs []string
 	if caps {
-		if err := unix.Removexattr(self, "security.capability"); err != nil && !errors.Is(err, unix.ENODATA) {
+		attrs = append(attrs, "security.capability")
+	}
+	if acl {
+		attrs = append(attrs, "system.posix_acl_access", "system.posix_acl_default")
+	}
+	for _, a := range attrs {
+		if err := unix.Removexattr(self, a); err != nil && !errors.Is(err, unix.ENODATA) && s.Err == nil {
 			s.Err = err
 		}
 	}
-	if suid && s.Err == nil {
-		if err := unix.Chmod(self, now.Mode&0o7777&^(unix.S_ISUID|unix.S_ISGID)); err != nil {
+	mode := now.Mode & 0o7777
+	if suid {
+		mode &^= unix.S_ISUID | unix.S_ISGID
+	}
+	if shared {
+		mode &^= 0o002
+	}
+	if mode != now.Mode&0o7777 && s.Err == nil {
+		if err := unix.Chmod(self, mode); err != nil {
 			s.Err = err
 		}
 	}
@@ -265,4 +328,25 @@ func stripFile(dirfd int, name, p string, st *unix.Stat_t) (Setuid, bool) {
 // followed at the end (lgetxattr).
 func atPath(dirfd int, name string) string {
 	return "/proc/self/fd/" + strconv.Itoa(dirfd) + "/" + name
+}
+
+// OthersReach tells whether another user of the host may reach p: every
+// directory above it can be searched by others (or has an ACL, which may
+// let someone). What p itself allows is the sandbox's to change; the
+// directories above it are not in the sandbox's view.
+func OthersReach(p string) bool {
+	for d := filepath.Dir(filepath.Clean(p)); ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Stat(d, &st); err != nil {
+			return true // cannot tell: assume it can
+		}
+		if st.Mode&0o001 == 0 {
+			if _, err := unix.Getxattr(d, "system.posix_acl_access", nil); err != nil {
+				return false
+			}
+		}
+		if d == "/" {
+			return true
+		}
+	}
 }

@@ -191,3 +191,81 @@ func TestStripSetuidGoesOn(t *testing.T) {
 		t.Errorf("the file root keeps its setuid bit")
 	}
 }
+
+// TestSweepShared: what other users may write, made during the run, is
+// taken back: the root's own mode (chmod 777 .), a directory's, a file's,
+// and their ACLs; a file the user had so before is left alone.
+func TestSweepShared(t *testing.T) {
+	wd := t.TempDir()
+	old := filepath.Join(wd, "old-shared")
+	if err := os.WriteFile(old, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(old, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(10 * time.Millisecond)
+	dir := filepath.Join(wd, "d")
+	file := filepath.Join(wd, "Makefile")
+	aclDir := filepath.Join(wd, "acl")
+	for _, d := range []string{dir, aclDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, []byte("all:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for p, m := range map[string]uint32{wd: 0o777, dir: 0o1777, file: 0o666} {
+		if err := unix.Chmod(p, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A default ACL granting every user rwx (struct posix_acl_xattr:
+	// version 2, then user::rwx, group::rwx, other::rwx).
+	acl := []byte{2, 0, 0, 0,
+		1, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+		4, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+		0x20, 0, 7, 0, 0xff, 0xff, 0xff, 0xff}
+	if err := unix.Setxattr(aclDir, "system.posix_acl_default", acl, 0); err != nil {
+		t.Skipf("no ACLs on %s: %v", wd, err) // tmpfs without ACLs
+	}
+	got, err := Sweep(wd, since, SweepShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	for _, s := range got {
+		if s.Err != nil {
+			t.Errorf("%s: %v", s.Path, s.Err)
+		}
+		paths[s.Path] = true
+	}
+	for _, p := range []string{".", "d", "Makefile", "acl"} {
+		if !paths[p] {
+			t.Errorf("%s not found (got %v)", p, got)
+		}
+	}
+	// Other users' write bit only: a group's is a umask of 002's every
+	// file (user private groups).
+	for p, want := range map[string]os.FileMode{wd: 0o775 | os.ModeDir, dir: 0o775 | os.ModeDir | os.ModeSticky, file: 0o664, old: 0o666} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s is %v after, want %v", p, fi.Mode(), want)
+		}
+	}
+	if _, err := unix.Getxattr(aclDir, "system.posix_acl_default", nil); err == nil {
+		t.Error("the default ACL is still there")
+	}
+	if !OthersReach("/tmp/x") {
+		t.Error("OthersReach(/tmp/x) = false")
+	}
+	if OthersReach(filepath.Join(t.TempDir(), "x")) { // below a 0700 directory
+		t.Error("OthersReach(below a 0700 directory) = true")
+	}
+}

@@ -28,6 +28,19 @@ var reviewRows = []row{
 		beforeReports: "QUARANTINED: {work}/y/.mcp.json",
 		args:          sh("test -e {work}/y/.mcp.json && echo PRESENT || echo GONE"), want: "GONE",
 		refusedUser: "cannot list", refusedLate: true},
+	// The project made writable by every user of the host (chmod 777 .,
+	// a world-writable Makefile, a default ACL that gives every file made
+	// later to everyone): another user puts a Makefile there, and the
+	// user's next make runs it (a root supervisor's: as root). Where
+	// others can reach the project (the fixtures' directories are 0755),
+	// the end of the run takes back other users' write bits and ACLs set
+	// during it.
+	{name: "world_writable_left_in_workdir",
+		before: sh(`chmod 777 {work}; chmod 666 {work}/main.c; mkdir {work}/w {work}/a; chmod 777 {work}/w; ` +
+			`python3 -c "import os; os.setxattr('{work}/a', 'system.posix_acl_default', bytes([2,0,0,0, 1,0,7,0,255,255,255,255, 4,0,7,0,255,255,255,255, 32,0,7,0,255,255,255,255]))"`),
+		beforeReports: "REMOVED: {work}/main.c",
+		args:          sh(`echo $(stat -c %a {work} {work}/main.c {work}/w); python3 -c "import os; print('ACL' if 'system.posix_acl_default' in os.listxattr('{work}/a') else 'NOACL')"`),
+		want:          "775 664 775\nNOACL"},
 	// A masked secret's parent renamed into a directory the scan does not walk
 	// (node_modules), to be read in the next session: the parents of masked
 	// paths are pinned.
