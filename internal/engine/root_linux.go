@@ -96,6 +96,9 @@ func buildRoot(l launch, events, api, store *os.File) error {
 	if err := writeConf(l, events, api); err != nil {
 		return err
 	}
+	if err := confineProc(); err != nil {
+		return err
+	}
 	// The configuration is read-only to the engine: in its namespace the
 	// kernel locks the flag, so not even its root can remount it.
 	if err := unix.Mount("", filepath.Join(newRoot, confDir), "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
@@ -251,6 +254,80 @@ func mountStore(dst string, store *os.File) error {
 	}
 	if err := unix.MoveMount(int(store.Fd()), "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("mounting the project's storage for the engine: %w", os.NewSyscallError("move_mount", err))
+	}
+	return nil
+}
+
+// procReadOnly are the engine's /proc trees made read-only, as the
+// sandbox's are, and procMasked its files made an empty file. The engine's
+// root holds every capability of its namespace, and under a root
+// supervisor it is host uid 0, which the kernel's check of a sysctl
+// write asks for and nothing else: a write primitive of the engine's
+// (conmon's log path, before the filter refused it) set the host's
+// kernel.core_pattern, whose pipe runs a program as the host's root.
+var (
+	procReadOnly = []string{"sys", "irq", "bus"}
+	procMasked   = []string{"sysrq-trigger"}
+)
+
+// procWhole is where a whole /proc stays, unmasked, in a directory of the
+// launcher's that the engine's root may not enter (mode 0, an id its
+// namespace does not map): the kernel lets a new proc be mounted in a
+// user namespace only where one is fully visible, and every container's
+// /proc is such a mount (mount_too_revealing).
+const procWhole = confDir + "/proc-whole"
+
+// confineProc makes the engine's /proc read-only where the sandbox's is,
+// with a whole one kept out of the engine's reach (procWhole).
+func confineProc() error {
+	proc := filepath.Join(newRoot, "/proc")
+	hidden := filepath.Join(newRoot, procWhole)
+	if err := os.MkdirAll(filepath.Join(hidden, "proc"), 0o700); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", filepath.Join(hidden, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("mounting the engine's whole /proc: %w", err)
+	}
+	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	for _, d := range procReadOnly {
+		p := filepath.Join(proc, d)
+		if _, err := os.Stat(p); err != nil {
+			continue // this kernel has none
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding the engine's /proc/%s: %w", d, err)
+		}
+		if err := unix.Mount("", p, "", ro, ""); err != nil {
+			return fmt.Errorf("making the engine's /proc/%s read-only: %w", d, err)
+		}
+	}
+	// /proc/sys/net stays writable: its sysctls are the reader's network
+	// namespace's (netavark sets ip_forward in the engine's, where a
+	// Docker API container's network is made), never the host's.
+	net := filepath.Join(proc, "sys", "net")
+	if _, err := os.Stat(net); err == nil {
+		if err := unix.Mount(filepath.Join(hidden, "proc", "sys", "net"), net, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding the engine's /proc/sys/net: %w", err)
+		}
+	}
+	if err := os.Chmod(hidden, 0); err != nil {
+		return err
+	}
+	empty := filepath.Join(newRoot, confDir, "empty")
+	if err := os.WriteFile(empty, nil, 0o444); err != nil {
+		return err
+	}
+	for _, f := range procMasked {
+		p := filepath.Join(proc, f)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := unix.Mount(empty, p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("masking the engine's /proc/%s: %w", f, err)
+		}
+		if err := unix.Mount("", p, "", ro, ""); err != nil {
+			return fmt.Errorf("masking the engine's /proc/%s: %w", f, err)
+		}
 	}
 	return nil
 }

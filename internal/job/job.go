@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/denial"
@@ -305,10 +306,15 @@ func run(j Job, h Hooks, placer sandbox.InitPlacer, serve func(Listeners), feed 
 // starts (init mounts nothing before they exist and are recorded; see
 // ready).
 type prepared struct {
-	spec     sandbox.Spec
-	err      error
-	snap     *tripwire.Snapshot
-	restored func([]tripwire.Change, error)
+	// sweepChecks is the end-of-run sweep of the host's trees (sweep in
+	// review.go), run by cleanup once the placeholders and the
+	// quarantine are done with them: a directory moved under a walk
+	// would end it.
+	sweepChecks func() []Finding
+	spec        sandbox.Spec
+	err         error
+	snap        *tripwire.Snapshot
+	restored    func([]tripwire.Change, error)
 	// claimOnce makes the placeholders (claim), in the goroutine prepare
 	// starts or in the first ready, whichever comes first; madeErr is
 	// what became of them.
@@ -344,6 +350,8 @@ func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, done: make(chan struct{}), restored: h.Restored, excluded: make(chan struct{}),
 		claim: func() {}, id: j.ID, onFinding: h.OnFinding}
+	since := time.Now()
+	pr.sweepChecks = func() []Finding { return sweepFindings(j, since) }
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records, ExcludeProblem: excludeProblem(h)}
 	if err := records.Sweep(); err != nil {
@@ -555,7 +563,11 @@ func (pr *prepared) cleanup() {
 	if pr.err != nil {
 		return // nothing ran
 	}
-	for _, f := range pr.findings {
+	findings := pr.findings
+	if pr.sweepChecks != nil {
+		findings = append(findings, pr.sweepChecks()...)
+	}
+	for _, f := range findings {
 		if pr.onFinding != nil {
 			pr.onFinding(f)
 		}

@@ -18,14 +18,8 @@ import (
 //
 // The snapshot is taken while init starts; taken() waits for it, and the
 // command starts only after that.
-//
-// check also removes, from the trees the sandbox writes, the setuid bits
-// and file capabilities a container made during the run, and what other
-// users of the host may write where they can reach (sweep); report names
-// each.
 func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 	var snap *review.Snapshot
-	since := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -36,33 +30,17 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 		}
 	}()
 	var (
-		changes   []review.Change
-		err       error
-		setuid    []review.Setuid
-		setuidErr error
+		changes []review.Change
+		err     error
 	)
 	check = sync.OnceFunc(func() {
 		<-done
 		if snap != nil {
 			changes, err = snap.After()
 		}
-		setuid, setuidErr = sweep(j, since)
 	})
 	return func() { <-done }, check, func() {
 		check()
-		if h.OnFinding != nil {
-			for _, s := range setuid {
-				kind := FindingRemoved
-				if s.Err != nil {
-					kind = FindingUnhandled
-				}
-				h.OnFinding(Finding{Kind: kind, Path: s.Path, Rule: "host permissions", Detail: s.Detail()})
-			}
-			if setuidErr != nil {
-				h.OnFinding(Finding{Kind: FindingUnhandled, Path: j.Policy.Workdir, Rule: "host permissions",
-					Detail: "the trees the sandbox writes could not all be checked for setuid files or files other users may write (" + setuidErr.Error() + "): find them with find DIR -perm /6002, and chmod ug-s,o-w what you did not make"})
-			}
-		}
 		if snap == nil {
 			return
 		}
@@ -79,6 +57,24 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 			h.OnFinding(Finding{Kind: FindingReview, Detail: line})
 		}
 	}
+}
+
+// sweepFindings runs sweep and says what it did, a finding each.
+func sweepFindings(j Job, since time.Time) []Finding {
+	found, err := sweep(j, since)
+	var out []Finding
+	for _, s := range found {
+		kind := FindingRemoved
+		if s.Err != nil {
+			kind = FindingUnhandled
+		}
+		out = append(out, Finding{Kind: kind, Path: s.Path, Rule: "host permissions", Detail: s.Detail()})
+	}
+	if err != nil {
+		out = append(out, Finding{Kind: FindingUnhandled, Path: j.Policy.Workdir, Rule: "host permissions",
+			Detail: "the trees the sandbox writes could not all be checked for setuid files or files other users may write (" + err.Error() + "): find them with find DIR -perm /6002, and chmod ug-s,o-w what you did not make"})
+	}
+	return out
 }
 
 // sweep runs review.Sweep on every tree of the host's that the sandbox
