@@ -598,6 +598,12 @@ func bodyRefusal(req *http.Request) *ocihook.Report {
 	if err := dec.Decode(&v); err != nil {
 		return &ocihook.Report{Check: "request", Field: "body", Reason: "a create request whose body is not JSON (" + err.Error() + ")"}
 	}
+	// podman decodes into structs and maps, where a key given twice
+	// merges into the first (its options stay); a map keeps the last.
+	// A body with a key twice, folded as podman folds them, is refused.
+	if k, dup := duplicateKey(body); dup {
+		return &ocihook.Report{Check: "request", Field: "body", Reason: fmt.Sprintf("a create request that gives the key %q twice in one object; give each once", k)}
+	}
 	if r := check(v); r != nil {
 		return r
 	}
@@ -661,10 +667,12 @@ func createRefusal(v any) *ocihook.Report {
 						r = &ocihook.Report{Check: "log", Field: k,
 							Reason: "a container's log path is a file the engine's conmon writes wherever it names, on the engine's side; leave it to the engine (no --log-opt path=)"}
 					}
-				case strings.EqualFold(k, "conmon_pid_file"):
+				case strings.Contains(strings.ToLower(k), "pid_file") || strings.EqualFold(k, "pidfile"):
+					// conmon_pid_file, infra_conmon_pid_file: conmon
+					// writes its pid there.
 					if s, _ := val.(string); s != "" {
 						r = &ocihook.Report{Check: "log", Field: k,
-							Reason: "the conmon pid file is a path the engine writes on its side; leave it out (no --conmon-pidfile)"}
+							Reason: "a pid file is a path the engine writes on its side; leave it out (no --conmon-pidfile, --infra-conmon-pidfile)"}
 					}
 				}
 				walk(val)
@@ -686,13 +694,73 @@ func logPath(v any) bool {
 				return true
 			}
 		case strings.EqualFold(k, "options"), strings.EqualFold(k, "Config"):
+			// podman joins each entry into KEY=VALUE and splits it at
+			// the first "=" again: a key "path=/x" names the path too.
 			opts, _ := val.(map[string]any)
 			for o := range opts {
-				if strings.EqualFold(o, "path") {
+				if key, _, _ := strings.Cut(o, "="); strings.EqualFold(key, "path") {
 					return true
 				}
 			}
 		}
 	}
 	return false
+}
+
+// duplicateKey finds a key that one object of the JSON document body
+// gives twice, names folded (strings.EqualFold, as encoding/json matches
+// a struct's fields), at any depth.
+func duplicateKey(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	// Each open object's keys seen, folded, and whether the next token
+	// of that object is a key.
+	type object struct {
+		seen  map[string]bool
+		isKey bool
+	}
+	var stack []*object
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false // the end, or what the decode above refused
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := t.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				if top != nil && !top.isKey {
+					top.isKey = true // the object is a value
+				}
+				stack = append(stack, &object{seen: map[string]bool{}, isKey: true})
+				continue
+			case '[':
+				if top != nil && !top.isKey {
+					top.isKey = true
+				}
+				stack = append(stack, nil)
+				continue
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				continue
+			}
+		case string:
+			if top != nil && top.isKey {
+				k := strings.ToLower(strings.ToUpper(t)) // folded as EqualFold folds: K, ſ
+				if top.seen[k] {
+					return t, true
+				}
+				top.seen[k] = true
+				top.isKey = false
+				continue
+			}
+		}
+		if top != nil {
+			top.isKey = true // a value: the next token is a key
+		}
+	}
 }

@@ -496,6 +496,14 @@ func TestAPIFilterBodies(t *testing.T) {
 		post("/v4.3.1/libpod/play/kube", "kind: Pod\n"),
 		post("/v4.3.1/libpod/kube/play", "kind: Pod\n"),
 		post("/v1.41/containers/create", `{"Image": not json`),
+		// podman merges a key given twice into the first; a map keeps the last.
+		post("/v4.3.1/libpod/volumes/create", `{"Name":"fz","Options":{"type":"fuse","device":"/w/prog#x"},"Options":{}}`),
+		post("/v1.41/volumes/create", `{"Name":"fz","DriverOpts":{"type":"fuse"},"driveropts":{}}`),
+		post("/v4.3.1/libpod/containers/create", `{"image":"img","log_configuration":{"path":"/x"},"log_configuration":{"driver":"k8s-file"}}`),
+		post("/v4.3.1/libpod/containers/create", `{"image":"img","labels":{"a":"1","a":"2"}}`),
+		// podman joins KEY=VALUE and splits at the first "=".
+		post("/v1.41/containers/create", `{"Image":"img","HostConfig":{"LogConfig":{"Type":"k8s-file","Config":{"path=/w/l":""}}}}`),
+		post("/v4.3.1/libpod/pods/create", `{"name":"p","infra_conmon_pid_file":"/w/infra.pid"}`),
 	}
 	for _, req := range refused {
 		out := raw(t, sock, req)

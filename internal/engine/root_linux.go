@@ -270,11 +270,14 @@ var (
 	procMasked   = []string{"sysrq-trigger"}
 )
 
-// procWhole is where a whole /proc stays, unmasked, in a directory of the
-// launcher's that the engine's root may not enter (mode 0, an id its
-// namespace does not map): the kernel lets a new proc be mounted in a
-// user namespace only where one is fully visible, and every container's
-// /proc is such a mount (mount_too_revealing).
+// procWhole is where a whole /proc stays, unmasked, covered by an empty
+// read-only tmpfs that the engine cannot unmount (the launcher's mounts
+// are locked in the engine's namespace): the kernel lets a new proc be
+// mounted in a user namespace only where one is fully visible in its
+// mount table, reachable or not, and every container's /proc is such a
+// mount (mount_too_revealing). Permissions would not keep the engine's
+// root out: under a root supervisor the launcher's id, 0, is mapped in
+// the engine's namespace, whose root passes any mode.
 const procWhole = confDir + "/proc-whole"
 
 // confineProc makes the engine's /proc read-only where the sandbox's is,
@@ -310,8 +313,9 @@ func confineProc() error {
 			return fmt.Errorf("binding the engine's /proc/sys/net: %w", err)
 		}
 	}
-	if err := os.Chmod(hidden, 0); err != nil {
-		return err
+	// Covered: a tmpfs over the directory that holds it, read-only.
+	if err := unix.Mount("tmpfs", hidden, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0,size=4k,nr_inodes=1"); err != nil {
+		return fmt.Errorf("covering the engine's whole /proc: %w", err)
 	}
 	empty := filepath.Join(newRoot, confDir, "empty")
 	if err := os.WriteFile(empty, nil, 0o444); err != nil {

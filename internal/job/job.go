@@ -351,7 +351,7 @@ func prepare(j Job, h Hooks) *prepared {
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, done: make(chan struct{}), restored: h.Restored, excluded: make(chan struct{}),
 		claim: func() {}, id: j.ID, onFinding: h.OnFinding}
 	since := time.Now()
-	pr.sweepChecks = func() []Finding { return sweepFindings(j, since) }
+	pr.sweepChecks = func() []Finding { return sweepFindings(j, pr.scan.Trees, since) }
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records, ExcludeProblem: excludeProblem(h)}
 	if err := records.Sweep(); err != nil {

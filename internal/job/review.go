@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/review"
 )
 
@@ -60,8 +61,8 @@ func reviewAt(j Job, h Hooks) (taken, check, report func()) {
 }
 
 // sweepFindings runs sweep and says what it did, a finding each.
-func sweepFindings(j Job, since time.Time) []Finding {
-	found, err := sweep(j, since)
+func sweepFindings(j Job, trees mount.Trees, since time.Time) []Finding {
+	found, err := sweep(j, trees, since)
 	var out []Finding
 	for _, s := range found {
 		kind := FindingRemoved
@@ -83,11 +84,15 @@ func sweepFindings(j Job, since time.Time) []Finding {
 // container binds only the workdir, but the command can hand it a
 // descriptor of any file it may open), and for what other users may write
 // wherever another user of the host can reach the tree. Paths come back
-// whole.
-func sweep(j Job, since time.Time) ([]review.Setuid, error) {
-	roots := append([]string{j.Policy.Workdir}, j.Policy.RW...)
-	if j.HomeSource != "" {
-		roots = append(roots, j.HomeSource)
+// whole. The trees are the ones the start resolved (canonical: a --rw
+// tree named through a link is judged, and walked, where it is).
+func sweep(j Job, trees mount.Trees, since time.Time) ([]review.Setuid, error) {
+	if trees.Workdir == "" {
+		trees = mount.Trees{Workdir: j.Policy.Workdir, RW: j.Policy.RW, HomeSource: j.HomeSource}
+	}
+	roots := append([]string{trees.Workdir}, trees.RW...)
+	if trees.HomeSource != "" {
+		roots = append(roots, trees.HomeSource)
 	}
 	var all []review.Setuid
 	var errs []error

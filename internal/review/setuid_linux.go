@@ -331,7 +331,8 @@ func atPath(dirfd int, name string) string {
 }
 
 // OthersReach tells whether another user of the host may reach p: every
-// directory above it can be searched by others (or has an ACL, which may
+// directory above it can be searched by others, or by its group (which
+// may have other members: a team's directory), or has an ACL (which may
 // let someone). What p itself allows is the sandbox's to change; the
 // directories above it are not in the sandbox's view.
 func OthersReach(p string) bool {
@@ -340,7 +341,7 @@ func OthersReach(p string) bool {
 		if err := unix.Stat(d, &st); err != nil {
 			return true // cannot tell: assume it can
 		}
-		if st.Mode&0o001 == 0 {
+		if st.Mode&0o011 == 0 {
 			if _, err := unix.Getxattr(d, "system.posix_acl_access", nil); err != nil {
 				return false
 			}
