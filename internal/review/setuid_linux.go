@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/beneath"
 )
 
 // Setuid is a file below the workdir that was made setuid or setgid, or
@@ -81,41 +83,33 @@ func StripSetuid(root string, since time.Time) ([]Setuid, error) {
 // the root itself too.
 func Sweep(root string, since time.Time, what Strip) ([]Setuid, error) {
 	w := sweep{since: since.UnixNano(), what: what}
-	// The root itself may be a file (--rw FILE).
-	var st unix.Stat_t
-	if err := unix.Lstat(root, &st); err != nil {
+	// The root is opened from its parent, itself opened with no symlink
+	// followed (a --rw tree inside the workdir has a parent the sandbox
+	// may have replaced with a link since the start resolved it).
+	dir, base := filepath.Dir(root), filepath.Base(root)
+	pr, err := beneath.OpenRootNoLinks(dir)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFREG {
-		parent, err := unix.Open(filepath.Dir(root), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", root, err)
+	defer pr.Close()
+	parent := pr.Fd()
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, fmt.Errorf("%s: %w", root, err)
+	}
+	// The root itself: a file (--rw FILE), or a directory's own mode
+	// (chmod 777 .).
+	if t := st.Mode & unix.S_IFMT; (t == unix.S_IFREG || t == unix.S_IFDIR) && st.Ctim.Nano() >= w.since {
+		if s, ok := w.strip(parent, base, ".", &st); ok {
+			w.found = append(w.found, s)
 		}
-		defer unix.Close(parent)
-		if err := unix.Fstatat(parent, filepath.Base(root), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, fmt.Errorf("%s: %w", root, err)
-		}
-		if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Ctim.Nano() >= w.since {
-			if s, ok := w.strip(parent, filepath.Base(root), ".", &st); ok {
-				w.found = append(w.found, s)
-			}
-		}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return w.found, nil
 	}
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(parent, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", root, err)
-	}
-	// The root itself (chmod 777 .), through its parent.
-	if parent, err := unix.Open(filepath.Dir(root), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		var now unix.Stat_t
-		if unix.Fstatat(parent, filepath.Base(root), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Fstat(fd, &now) == nil &&
-			st.Dev == now.Dev && st.Ino == now.Ino && st.Ctim.Nano() >= w.since {
-			if s, ok := w.strip(parent, filepath.Base(root), ".", &st); ok {
-				w.found = append(w.found, s)
-			}
-		}
-		unix.Close(parent)
+		return w.found, fmt.Errorf("opening %s: %w", root, err)
 	}
 	w.walk(fd)
 	return w.found, w.err()

@@ -269,3 +269,31 @@ func TestSweepShared(t *testing.T) {
 		t.Error("OthersReach(below a 0700 directory) = true")
 	}
 }
+
+// TestSweepRootThroughLink: a tree whose parent has become a symlink (a
+// --rw tree in the workdir whose parent the sandbox replaced) is not
+// swept through the link, and the refusal is an error.
+func TestSweepRootThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real", "tree")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(real, "f")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Now().Add(-time.Second)
+	if err := unix.Chmod(f, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sweep(filepath.Join(dir, "link", "tree"), since, SweepShared); err == nil {
+		t.Error("Sweep through a symlinked parent = nil error")
+	}
+	if fi, _ := os.Lstat(f); fi.Mode().Perm() != 0o666 {
+		t.Errorf("the file behind the link was changed: %v", fi.Mode())
+	}
+}
