@@ -169,20 +169,19 @@ func (c *Console) relay(f *os.File, i int) (*os.File, error) {
 		go func() { io.Copy(w, f); w.Close() }()
 		return r, nil
 	}
-	if null {
-		f = nil
+	// Chosen here, not in the copy: the caller may close f once the
+	// command is gone, while the copy still runs.
+	var dst io.Writer = io.Discard
+	if !null {
+		dst = f
+		if term.IsTerminal(int(f.Fd())) {
+			dst = c.wrap(f)
+		}
 	}
 	c.closers = append(c.closers, w)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		var dst io.Writer = io.Discard
-		if f != nil {
-			dst = f
-			if term.IsTerminal(int(f.Fd())) {
-				dst = c.wrap(f)
-			}
-		}
 		io.Copy(dst, r)
 		r.Close()
 	}()
