@@ -28,7 +28,6 @@ import (
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/session"
-	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/termfilter"
 	"github.com/stockade-dev/stockade/internal/tripwire"
 )
@@ -317,27 +316,14 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	if c.homeName != "" {
 		c.progress.Step(fmt.Sprintf("preparing %s's sandbox HOME", name))
 	}
-	// Every project's engine storage stays out of the view, with or
-	// without --containers: where the workdir, a --rw or a --ro path
-	// holds stockade's data directory, the storages' directory is masked
+	// Stockade's own directories stay out of the view (privateDirs):
+	// where the workdir, a --rw or a --ro path holds one, it is masked
 	// (made first, so that the command cannot make it and plant a
-	// project's storage there); a tree in it is refused, before anything
-	// is made.
-	storeDir := existingCanon(filepath.Join(stockadeData(home), engine.StoreDir))
-	storeShown, holds := storeExposedBy(storeDir, r.Policy)
-	if storeShown != "" && !holds {
-		return job.Job{}, r, "", fmt.Errorf("%s is or lies in %s, where the container engine keeps every project's images and containers, which the sandbox must not see: name a directory outside it", storeShown, storeDir)
-	}
-	// The Slurm chaperon's directory likewise, with or without --slurm:
-	// a session whose writable tree holds it could rewrite another
-	// session's registry and job directories, which a job's run on the
-	// compute node trusts.
-	// (Only the writable trees count: a job's own run on the node is
-	// given its job directory, in it, read-only.)
-	slurmDir := existingCanon(slurmState(home))
-	slurmShown, slurmHeld := storeExposedBy(slurmDir, policy.Policy{Workdir: r.Policy.Workdir, RW: r.Policy.RW})
-	if slurmShown != "" && !slurmHeld {
-		return job.Job{}, r, "", fmt.Errorf("%s is or lies in %s, where the Slurm chaperon keeps every session's jobs, which the sandbox must not see: name a directory outside it", slurmShown, slurmDir)
+	// configuration or a project's storage there); a tree in one is
+	// refused, before anything is made.
+	private, err := privateExposure(home, r.Policy)
+	if err != nil {
+		return job.Job{}, r, "", err
 	}
 	rel, err := homeRel(name, r.Policy)
 	if err != nil {
@@ -403,17 +389,11 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 			return job.Job{}, r, home, fmt.Errorf("--gitconfig: %s is a directory, where the copy of your git identity goes; remove it (rm -r %s) or leave out --gitconfig", at, at)
 		}
 	}
-	if storeShown != "" {
-		if err := engine.MakeStoreDir(stockadeData(home)); err != nil {
-			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", storeDir, storeShown, err)
+	for _, pd := range private {
+		if err := pd.make(); err != nil {
+			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", pd.dir, pd.shownBy, err)
 		}
-		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), storeDir)
-	}
-	if slurmShown != "" {
-		if err := slurm.MakeState(slurmDir); err != nil {
-			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", slurmDir, slurmShown, err)
-		}
-		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), slurmDir)
+		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), pd.dir)
 	}
 	if c.Containers {
 		j.Containers, j.RequireDigest = true, c.RequireDigest

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/beneath"
 )
 
 // newID makes a session ID from the kernel's CSPRNG. It calls getrandom(2)
@@ -25,4 +27,15 @@ func newID() (string, error) {
 func seccompAvailable() error {
 	_, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 	return err
+}
+
+// mkdirBelow makes rel and its missing parents (mode 0700) below root, an
+// absolute path opened through no symlink, and follows none in rel.
+func mkdirBelow(root, rel string) error {
+	top, err := beneath.OpenRootNoLinks(root)
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	return top.MkdirAll(rel, 0o700)
 }

@@ -20,3 +20,6 @@ func newID() (string, error) {
 
 // seccompAvailable fails: seccomp is Linux's.
 func seccompAvailable() error { return errors.New("seccomp needs Linux") }
+
+// mkdirBelow fails: stockade's directories are made through Linux's openat2.
+func mkdirBelow(root, rel string) error { return errors.New("stockade needs Linux") }

@@ -76,7 +76,7 @@ func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
 // allRows is every table of the battery, in file order.
 func allRows() []row {
 	var rows []row
-	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, homeRows, workRows, nameRows, limitsRows, gitRows, reviewRows, containerRows, sshRows, ghRows, whyRows, gitconfigRows, slurmRows} {
+	for _, t := range [][]row{fsRows, protectRows, linkRows, depthRows, procRows, kernelRows, seccompRows, netRows, egressRows, homeRows, privateRows, workRows, nameRows, limitsRows, gitRows, reviewRows, containerRows, sshRows, ghRows, whyRows, gitconfigRows, slurmRows} {
 		rows = append(rows, t...)
 	}
 	return rows

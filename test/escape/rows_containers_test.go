@@ -525,7 +525,7 @@ while 1: l.syscall($nr,-100,b'sw',-100,b'swalt',2)" & f=$!; `+
 	{name: "store_none_yet_in_rw", flags: []string{"--rw", "{data}"}, args: sh(otherStoreProbe), want: "DENIED"},
 	// A tree of the view inside the storages' directory is refused.
 	{name: "store_tree_in_storages", setup: otherStore, flags: []string{"--rw", "{data}/stockade/engine/other-0123456789ab"},
-		args: probe("read", "{data}/stockade/engine/other-0123456789ab/vfs-containers/containers.json"), want: "REFUSED", refused: "where the container engine keeps every project's images"},
+		args: probe("read", "{data}/stockade/engine/other-0123456789ab/vfs-containers/containers.json"), want: "REFUSED", refused: "where stockade keeps every project's sandbox HOME and container storage"},
 	// A container left running when the command exits, planting a name a
 	// placeholder holds (.envrc runs at the user's next cd with direnv)
 	// over and over: init cannot signal the engine's processes, so the

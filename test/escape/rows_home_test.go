@@ -89,3 +89,45 @@ func plantedInOther(rel string) func(fx *fixture) error {
 		return nil
 	}
 }
+
+// privateRows: stockade's own directories (state: the sessions' records
+// and control sockets, the audit logs, the placeholders; data: every
+// project's sandbox HOME and container storage; configuration) in a tree
+// the sandbox sees, by a --rw or --ro path or through XDG_* in the
+// workdir. Each was listed and writable: a session's control socket widens
+// its network policy, a config.json loosens the user's next session. They
+// are masked now, and a tree inside one is refused.
+var privateRows = []row{
+	{name: "private_state_in_rw", flags: []string{"--rw", "{home}/.local/state"},
+		setup: func(fx *fixture) error {
+			return fx.writeFile("home/.local/state/stockade/audit/old.jsonl", "{}\n", 0o600)
+		},
+		args: sh(privateProbe("{home}/.local/state/stockade")), want: "DENIED"},
+	{name: "private_state_in_workdir", env: []string{"XDG_STATE_HOME={work}/.state"}, mutates: true,
+		setup: func(fx *fixture) error { return fx.writeFile("work/.state/stockade/audit/old.jsonl", "{}\n", 0o600) },
+		args:  sh(privateProbe("{work}/.state/stockade")), want: "DENIED"},
+	{name: "private_data_in_ro", flags: []string{"--ro", "{data}"},
+		args: sh(privateProbe("{data}/stockade")), want: "DENIED"},
+	// Not made yet: the command would make it and write the user's
+	// config.json, which the next session reads as the user's word.
+	{name: "private_config_in_rw", flags: []string{"--rw", "{home}/.config"}, mutates: true, // stockade makes the directory it masks
+		args: sh(`mkdir -p {home}/.config/stockade 2>/dev/null; echo '{"network":"host"}' >{home}/.config/stockade/config.json 2>/dev/null && echo WROTE || echo DENIED`),
+		want: "DENIED",
+		check: func(fx *fixture) error {
+			if _, err := os.Lstat(filepath.Join(fx.home, ".config/stockade/config.json")); err == nil {
+				return fmt.Errorf("config.json was written on the host")
+			}
+			return nil
+		}},
+	{name: "private_tree_in_state", flags: []string{"--ro", "{home}/.local/state/stockade/audit"},
+		setup: func(fx *fixture) error {
+			return fx.writeFile("home/.local/state/stockade/audit/old.jsonl", "{}\n", 0o600)
+		},
+		args: probe("read", "{home}/.local/state/stockade/audit/old.jsonl"), want: "REFUSED", refused: "where stockade keeps its sessions' records"},
+}
+
+// privateProbe prints READ and what it listed, WROTE, or DENIED.
+func privateProbe(d string) string {
+	return `d=` + d + `; if [ -n "$(ls -A $d 2>/dev/null)" ]; then echo "READ $(ls -A $d | tr '\n' ' ')"; ` +
+		`elif touch $d/planted 2>/dev/null; then echo WROTE; else echo DENIED; fi`
+}

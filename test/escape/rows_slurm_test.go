@@ -75,7 +75,7 @@ var slurmRows = []row{
 		setup: func(fx *fixture) error {
 			return fx.writeFile("home/.local/state/stockade/slurm/jobs/s1-1/keep", "x", 0o600)
 		},
-		args: sh(`echo OK`), want: "REFUSED", refused: "where the Slurm chaperon keeps every session's jobs"},
+		args: sh(`echo OK`), want: "REFUSED", refused: "where stockade keeps its sessions' records"},
 	{name: "slurm_submit_as_other_uid", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --uid=0 --wrap true`)), want: "DENIED refused"},
 	{name: "slurm_submit_prolog", flags: []string{"--slurm"}, args: sh(slurmRefused(`srun --prolog=/tmp/p true`)), want: "DENIED refused"},
 	{name: "slurm_submit_get_user_env", flags: []string{"--slurm"}, args: sh(slurmRefused(`sbatch --get-user-env --wrap true`)), want: "DENIED refused"},

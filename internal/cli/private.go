@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/stockade-dev/stockade/internal/policy"
+)
+
+// privateDirs are the directories stockade keeps for itself on the host,
+// and what each holds. None may be seen from inside a sandbox: the state
+// directory holds every session's control socket (whose owner may widen
+// the session's network policy), the audit logs and the placeholders'
+// stash; the data directory every project's sandbox HOME and container
+// storage; the configuration directory the user's own config.json and
+// stockaderc, which loosen the next session as the user's word.
+func privateDirs(home string) []privateKind {
+	dirs := []privateKind{
+		{filepath.Join(stateHome(home), "stockade"), "where stockade keeps its sessions' records and control sockets, the audit logs and the placeholders", true},
+		{stockadeData(home), "where stockade keeps every project's sandbox HOME and container storage", false},
+	}
+	if p := policy.DefaultPaths(os.Getenv).User; p != "" {
+		dirs = append(dirs, privateKind{filepath.Dir(p), "where stockade reads your own configuration", false})
+	}
+	return dirs
+}
+
+type privateKind struct {
+	dir, what string
+	state     bool // the state directory: a Slurm job's run may be given its job directory in it, read-only
+}
+
+// privateDir is one of privateDirs that a tree the sandbox sees holds: it is
+// masked there.
+type privateDir struct {
+	dir     string // canonical
+	shownBy string // the workdir, --rw or --ro path that holds it
+}
+
+// privateExposure checks p's trees against privateDirs: a tree that is one
+// of them or lies in one is refused; one that holds one is listed, to be
+// masked. A Slurm job's run on its node is the one exception: it is given
+// its own job directory, below the chaperon's in the state directory,
+// read-only.
+func privateExposure(home string, p policy.Policy) ([]privateDir, error) {
+	jobs := existingCanon(slurmState(home))
+	var out []privateDir
+	for _, k := range privateDirs(home) {
+		canon := existingCanon(k.dir)
+		q := p
+		if k.state {
+			q.RO = slices.DeleteFunc(slices.Clone(p.RO), func(v string) bool { return canonWithin(existingCanon(v), jobs) })
+		}
+		// Every tree is looked at: one that holds the directory must not
+		// hide another that lies in it, which would be mounted over the
+		// mask.
+		holder := ""
+		for _, d := range append(append([]string{q.Workdir}, q.RW...), q.RO...) {
+			c := existingCanon(d)
+			switch {
+			case canonWithin(c, canon):
+				return nil, fmt.Errorf("%s is or lies in %s, %s, which the sandbox must not see: name a directory outside it", d, canon, k.what)
+			case canonWithin(canon, c) && holder == "":
+				holder = d
+			}
+		}
+		if holder != "" {
+			out = append(out, privateDir{dir: canon, shownBy: holder})
+		}
+	}
+	return out, nil
+}
+
+// make creates d if it is missing (mode 0700), below the tree that holds it
+// and through no symlink: that tree is one the sandbox may have written.
+func (d privateDir) make() error {
+	root := existingCanon(d.shownBy)
+	rel, err := filepath.Rel(root, d.dir)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s does not lie in %s", d.dir, root)
+	}
+	return mkdirBelow(root, filepath.ToSlash(rel))
+}
