@@ -16,8 +16,11 @@ import (
 )
 
 // scratch holds everything the benchmarks make (the stockade binary, the
-// generated trees, the sandbox HOME); TestMain removes it.
-var scratch string
+// generated trees, the sandbox HOME); TestMain removes it. project, in it,
+// is the empty project the runs start in: not scratch itself, which holds
+// the runs' records (two audit files more each round) and the generated
+// trees, which the start's scan and the exit checks would walk.
+var scratch, project string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "stockade-bench-")
@@ -29,6 +32,11 @@ func TestMain(m *testing.M) {
 	// directory is still readable inside; 0755 keeps it so for any user.
 	os.Chmod(dir, 0o755)
 	scratch = dir
+	project = filepath.Join(dir, "project")
+	if err := os.Mkdir(project, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: making the project directory:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -115,7 +123,7 @@ type run struct {
 }
 
 func command(name string, args ...string) run {
-	return run{argv: append([]string{name}, args...), dir: scratch, env: sandboxEnv()}
+	return run{argv: append([]string{name}, args...), dir: project, env: sandboxEnv()}
 }
 
 // output runs r with stdin on /dev/null (no terminal, so stockade makes no
