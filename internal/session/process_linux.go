@@ -1,9 +1,13 @@
 package session
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -73,6 +77,56 @@ func peerUID(conn *net.UnixConn) (int, bool) {
 		return 0, false
 	}
 	return int(cred.Uid), true
+}
+
+// soPeerPidfd is SO_PEERPIDFD (Linux 6.5): a pidfd of the peer as it
+// connected, which no reused pid can stand for. (A variable: a test makes
+// it an option no kernel has, to take the older kernels' way.)
+var soPeerPidfd = 77
+
+// peerNested reports whether the process at the other end of conn is in a
+// PID namespace below the one /proc shows: inside a sandbox (or a
+// container), never where the user's own shell runs. The pid comes as a
+// pidfd where the kernel gives one, whose fdinfo lists the pid in each
+// namespace from /proc's down ("NSpid"); on an older kernel, from
+// SO_PEERCRED and /proc/PID/status. A peer that is gone, or that cannot
+// be looked at, counts as nested.
+func peerNested(conn *net.UnixConn) (bool, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return true, err
+	}
+	pidfd, status := -1, ""
+	var cerr error
+	raw.Control(func(fd uintptr) {
+		if p, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, soPeerPidfd); err == nil {
+			pidfd = p
+			return
+		}
+		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err != nil {
+			cerr = err
+			return
+		}
+		status = "/proc/" + strconv.Itoa(int(cred.Pid)) + "/status"
+	})
+	if cerr != nil {
+		return true, os.NewSyscallError("getsockopt", cerr)
+	}
+	if pidfd >= 0 {
+		defer unix.Close(pidfd)
+		status = "/proc/self/fdinfo/" + strconv.Itoa(pidfd)
+	}
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return true, err
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("NSpid:")); ok {
+			return len(strings.Fields(string(rest))) != 1, nil
+		}
+	}
+	return true, errors.New("the peer's pid is not known (it is gone)")
 }
 
 // peerPID returns the process id of the other end of conn, 0 when unknown.

@@ -25,6 +25,9 @@ func terminate(int) error { return errNotSupported }
 // peerUID reports no peer, so the control socket refuses every client.
 func peerUID(*net.UnixConn) (int, bool) { return 0, false }
 
+// peerNested reports nothing: peerUID refuses every client here.
+func peerNested(*net.UnixConn) (bool, error) { return true, errNotSupported }
+
 // peerPID returns 0.
 func peerPID(*net.UnixConn) int32 { return 0 }
 

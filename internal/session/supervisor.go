@@ -538,6 +538,17 @@ func (s *supervisor) serve(conn *net.UnixConn) {
 		writeJSONLine(conn, Response{V: Version, Error: "permission denied: not the session's owner"})
 		return
 	}
+	// A sandboxed process is the owner too (its uid maps to the user's):
+	// one that reached a control socket could widen its network policy or
+	// type into a session. Only the host's side may ask.
+	if nested, err := peerNested(conn); nested {
+		why := "the client runs inside a sandbox or another PID namespace"
+		if err != nil {
+			why = "the client could not be looked at (" + err.Error() + ")"
+		}
+		writeJSONLine(conn, Response{V: Version, Error: "permission denied: " + why + "; run stockade from your own shell on the host"})
+		return
+	}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReaderSize(conn, maxRequest)
 	req, err := readRequest(r)
