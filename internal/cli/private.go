@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
 )
 
@@ -18,18 +19,18 @@ import (
 // stockaderc, which loosen the next session as the user's word.
 func privateDirs(home string) []privateKind {
 	dirs := []privateKind{
-		{filepath.Join(stateHome(home), "stockade"), "where stockade keeps its sessions' records and control sockets, the audit logs and the placeholders", true},
-		{stockadeData(home), "where stockade keeps every project's sandbox HOME and container storage", false},
+		{filepath.Join(stateHome(home), "stockade"), "XDG_STATE_HOME", "where stockade keeps its sessions' records and control sockets, the audit logs and the placeholders", true},
+		{stockadeData(home), "XDG_DATA_HOME", "where stockade keeps every project's sandbox HOME and container storage", false},
 	}
 	if p := policy.DefaultPaths(os.Getenv).User; p != "" {
-		dirs = append(dirs, privateKind{filepath.Dir(p), "where stockade reads your own configuration", false})
+		dirs = append(dirs, privateKind{filepath.Dir(p), "XDG_CONFIG_HOME", "where stockade reads your own configuration", false})
 	}
 	return dirs
 }
 
 type privateKind struct {
-	dir, what string
-	state     bool // the state directory: a Slurm job's run may be given its job directory in it, read-only
+	dir, env, what string
+	state          bool // the state directory: a Slurm job's run may be given its job directory in it, read-only
 }
 
 // privateDir is one of privateDirs that a tree the sandbox sees holds: it is
@@ -39,16 +40,41 @@ type privateDir struct {
 	shownBy string // the workdir, --rw or --ro path that holds it
 }
 
-// privateExposure checks p's trees against privateDirs: a tree that is one
-// of them or lies in one is refused; one that holds one is listed, to be
-// masked. A Slurm job's run on its node is the one exception: it is given
-// its own job directory, below the chaperon's in the state directory,
-// read-only.
-func privateExposure(home string, p policy.Policy) ([]privateDir, error) {
+// privateExposure checks p's trees and the sandbox HOME (sandboxHome, its
+// host path) against privateDirs, before anything is made. Refused: a
+// directory reached through a symlink inside a tree the sandbox can write
+// (which the command could replace with a directory of its own, which
+// stockade would use from then on); one in a system tree every sandbox
+// sees read-only, or in the sandbox HOME; a tree that is one of them or
+// lies in one. Listed, to be masked: one that a tree holds. A Slurm job's
+// run on its node is the one exception: it is given its own job directory,
+// below the chaperon's in the state directory, read-only.
+func privateExposure(home string, p policy.Policy, sandboxHome string) ([]privateDir, error) {
+	writable := []string{existingCanon(p.Workdir)}
+	for _, d := range p.RW {
+		writable = append(writable, existingCanon(d))
+	}
+	homeCanon := ""
+	if sandboxHome != "" {
+		homeCanon = existingCanon(sandboxHome)
+		writable = append(writable, homeCanon)
+	}
 	jobs := existingCanon(slurmState(home))
 	var out []privateDir
 	for _, k := range privateDirs(home) {
-		canon := existingCanon(k.dir)
+		canon, err := mount.Resolve(mount.OS{}, k.dir, writable)
+		if err != nil {
+			return nil, fmt.Errorf("%s, %s: %w; or set %s to a directory no sandbox can write", k.dir, k.what, err, k.env)
+		}
+		canon = existingCanon(canon)
+		for _, sys := range mount.SystemDirs {
+			if c := existingCanon(sys); canonWithin(canon, c) {
+				return nil, fmt.Errorf("%s, %s, lies in %s, which every sandbox sees: set %s to a directory in your home", canon, k.what, sys, k.env)
+			}
+		}
+		if homeCanon != "" && (canonWithin(canon, homeCanon) || canonWithin(homeCanon, canon) && canon != existingCanon(stockadeData(home))) {
+			return nil, fmt.Errorf("%s, %s, overlaps the sandbox HOME %s, which the sandbox writes: set %s to a directory outside it", canon, k.what, sandboxHome, k.env)
+		}
 		q := p
 		if k.state {
 			q.RO = slices.DeleteFunc(slices.Clone(p.RO), func(v string) bool { return canonWithin(existingCanon(v), jobs) })

@@ -36,7 +36,7 @@ func TestPrivateExposure(t *testing.T) {
 
 	// The workdir holds the state directory; a --rw tree holds the
 	// configuration directory, not made yet.
-	got, err := privateExposure(home, policy.Policy{Workdir: proj, RW: []string{config}})
+	got, err := privateExposure(home, policy.Policy{Workdir: proj, RW: []string{config}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +83,64 @@ func TestPrivateExposure(t *testing.T) {
 		{"a name's prefix only", policy.Policy{Workdir: filepath.Join(base, "dat")}, ""},
 		{"elsewhere", policy.Policy{Workdir: home}, ""},
 	} {
-		_, err := privateExposure(home, c.p)
+		_, err := privateExposure(home, c.p, "")
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestPrivateExposureLinks: a link on the way to one of stockade's
+// directories inside a tree the sandbox can write is refused (the command
+// would replace it with a directory of its own, which stockade would use
+// from then on); so is a directory in a system tree every sandbox sees, or
+// in the sandbox HOME.
+func TestPrivateExposureLinks(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, proj, cfg, dot := filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "cfg"), filepath.Join(base, "dotfiles", "stockade")
+	for _, d := range []string{home, proj, cfg, dot} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(dot, filepath.Join(cfg, "stockade")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", filepath.Join(base, "state"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	sandboxHome := filepath.Join(base, "data", "stockade", "homes", "run-x")
+	for _, c := range []struct {
+		name string
+		p    policy.Policy
+		env  []string
+		home string
+		want string
+	}{
+		{"a link in a --rw tree", policy.Policy{Workdir: proj, RW: []string{cfg}}, nil, "", "is a symlink inside " + cfg},
+		{"a link in the workdir", policy.Policy{Workdir: cfg}, nil, "", "is a symlink inside " + cfg},
+		{"a link in a --ro tree only", policy.Policy{Workdir: proj, RO: []string{cfg}}, nil, "", ""},
+		{"in a system tree", policy.Policy{Workdir: proj}, []string{"XDG_STATE_HOME", "/usr/share/stockade-test-absent"}, "", "which every sandbox sees: set XDG_STATE_HOME"},
+		{"in the sandbox HOME", policy.Policy{Workdir: proj}, []string{"XDG_CONFIG_HOME", filepath.Join(sandboxHome, ".config")}, sandboxHome, "overlaps the sandbox HOME"},
+		{"the sandbox HOME in the data directory", policy.Policy{Workdir: proj}, nil, sandboxHome, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != nil {
+				t.Setenv(c.env[0], c.env[1])
+			}
+			_, err := privateExposure(home, c.p, c.home)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("%v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("%v, want a refusal naming %q", err, c.want)
+			}
+		})
 	}
 }

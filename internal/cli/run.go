@@ -321,7 +321,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	// (made first, so that the command cannot make it and plant a
 	// configuration or a project's storage there); a tree in one is
 	// refused, before anything is made.
-	private, err := privateExposure(home, r.Policy)
+	private, err := privateExposure(home, r.Policy, c.sandboxHomePath(home, r.Policy))
 	if err != nil {
 		return job.Job{}, r, "", err
 	}

@@ -100,3 +100,10 @@ func resolveTrees(cfg Config, host Host) (Trees, error) {
 	}
 	return t, nil
 }
+
+// Resolve is canonical for a path outside the plan (stockade's own
+// directories): p with every symlink resolved, refused when one lies inside
+// a tree of writable (canonical paths), which the sandbox may have planted.
+func Resolve(host Host, p string, writable []string) (string, error) {
+	return canonical(host, p, writable)
+}

@@ -119,6 +119,45 @@ var privateRows = []row{
 			}
 			return nil
 		}},
+	// A link on the way to one of them inside a writable tree (dotfiles
+	// by stow: ~/.config/stockade -> ~/dotfiles/stockade, with --rw
+	// ~/.config): the command replaced it with a directory of its own,
+	// which stockade used from then on (a config.json of the command's,
+	// read as the user's; the next sessions' control sockets and
+	// placeholder records). Refused now.
+	{name: "private_config_link_in_rw", flags: []string{"--rw", "{home}/.config"}, mutates: true,
+		setup: func(fx *fixture) error {
+			if err := fx.writeFile("home/dotfiles/stockade/config.json", "{}\n", 0o600); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(fx.home, "dotfiles/stockade"), filepath.Join(fx.home, ".config/stockade"))
+		},
+		args: sh(`rm {home}/.config/stockade && mkdir {home}/.config/stockade && echo '{"agent_policy":"allow"}' >{home}/.config/stockade/config.json && echo REPLACED`),
+		want: "REFUSED", refused: "is a symlink inside"},
+	{name: "private_state_link_in_rw", flags: []string{"--rw", "{home}/.local"}, mutates: true,
+		setup: func(fx *fixture) error {
+			if err := os.MkdirAll(filepath.Join(fx.home, "elsewhere/state"), 0o755); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(fx.home, ".local"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(fx.home, "elsewhere/state"), filepath.Join(fx.home, ".local/state"))
+		},
+		args: sh(`rm {home}/.local/state && mkdir -p {home}/.local/state/stockade/placeholders && echo REPLACED`),
+		want: "REFUSED", refused: "is a symlink inside"},
+	// In a system tree every sandbox sees read-only (a read-only bind
+	// leaves connect(2) to the control sockets alone). Refused before
+	// anything is made.
+	{name: "private_state_in_system_tree", env: []string{"XDG_STATE_HOME=/opt/stockade-escape-absent"}, mutates: true,
+		args: sh(`ls -A /opt/stockade-escape-absent/stockade`), want: "REFUSED", refused: "which every sandbox sees",
+		check: func(fx *fixture) error {
+			if _, err := os.Lstat("/opt/stockade-escape-absent"); err == nil {
+				os.RemoveAll("/opt/stockade-escape-absent")
+				return fmt.Errorf("the run made /opt/stockade-escape-absent")
+			}
+			return nil
+		}},
 	{name: "private_tree_in_state", flags: []string{"--ro", "{home}/.local/state/stockade/audit"},
 		setup: func(fx *fixture) error {
 			return fx.writeFile("home/.local/state/stockade/audit/old.jsonl", "{}\n", 0o600)
