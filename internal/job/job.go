@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/denial"
@@ -29,6 +28,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/progress"
+	"github.com/stockade-dev/stockade/internal/review"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/tripwire"
@@ -350,7 +350,7 @@ func prepare(j Job, h Hooks) *prepared {
 	p := j.Policy
 	pr := &prepared{warn: h.Warn, release: func() error { return nil }, done: make(chan struct{}), restored: h.Restored, excluded: make(chan struct{}),
 		claim: func() {}, id: j.ID, onFinding: h.OnFinding}
-	since := time.Now()
+	since := review.Start() // as the kernel stamps files
 	pr.sweepChecks = func() []Finding { return sweepFindings(j, pr.scan.Trees, since) }
 	// Placeholders a killed stockade could not remove are removed now.
 	records := mount.Records{Dir: j.Records, ExcludeProblem: excludeProblem(h)}

@@ -30,6 +30,9 @@ func (s Setuid) String() string { return s.Path }
 // Detail is empty.
 func (Setuid) Detail() string { return "" }
 
+// Start is the time now.
+func Start() time.Time { return time.Now() }
+
 // StripSetuid returns ErrNotSupported.
 func StripSetuid(string, time.Time) ([]Setuid, error) { return nil, ErrNotSupported }
 

@@ -67,6 +67,19 @@ const (
 	SweepShared
 )
 
+// Start is the time to give Sweep for a run that starts now: the kernel's
+// coarse clock, which stamps a file's status change (or lies below a
+// fine-grained stamp). time.Now can be up to a tick ahead of it, and a
+// file the command changed in that tick would then look older than the
+// run.
+func Start() time.Time {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts); err != nil {
+		return time.Now().Add(-time.Second)
+	}
+	return time.Unix(ts.Unix())
+}
+
 // StripSetuid walks the whole tree below root (the workdir, a --rw tree,
 // the sandbox HOME) without following a symlink, and removes from every
 // regular file whose status changed at or after since the setuid and

@@ -38,7 +38,7 @@ func TestStripSetuid(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond)
-	since := time.Now()
+	since := Start()
 	time.Sleep(10 * time.Millisecond)
 	suid := mk("a/b/suid", 0o755|os.ModeSetuid)
 	sgid := mk(".git/sgid", 0o750|os.ModeSetgid)
@@ -120,7 +120,7 @@ func TestStripSetuid(t *testing.T) {
 // root that is a file (--rw FILE) is swept itself.
 func TestStripSetuidGoesOn(t *testing.T) {
 	wd := t.TempDir()
-	since := time.Now()
+	since := Start()
 	suid := func(p string) string {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -205,7 +205,7 @@ func TestSweepShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond)
-	since := time.Now()
+	since := Start()
 	time.Sleep(10 * time.Millisecond)
 	dir := filepath.Join(wd, "d")
 	file := filepath.Join(wd, "Makefile")
