@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
@@ -14,6 +16,18 @@ import (
 // sandbox) is told apart from one beside us, through a pidfd and, as on a
 // kernel without SO_PEERPIDFD, through its pid.
 func TestPeerNested(t *testing.T) {
+	if path := os.Getenv("STOCKADE_PEER_PASS"); path != "" {
+		// Connect, hand the connection to the test, and go.
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			os.Exit(1)
+		}
+		f, _ := c.(*net.UnixConn).File()
+		if err := unix.Sendmsg(3, []byte{0}, unix.UnixRights(int(f.Fd())), nil, 0); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if path := os.Getenv("STOCKADE_PEER_CHILD"); path != "" {
 		c, err := net.Dial("unix", path)
 		if err != nil {
@@ -68,5 +82,50 @@ func TestPeerNested(t *testing.T) {
 				t.Errorf("peerNested = %v, %v; want %v", got, err, c.nested)
 			}
 		})
+	}
+	// A client that connected and is gone (a sandboxed process connects
+	// from a child that shares its descriptors, and reaps it): refused,
+	// both ways.
+	for _, pidfd := range []bool{true, false} {
+		if !pidfd {
+			old := soPeerPidfd
+			soPeerPidfd = 0x7fff
+			defer func() { soPeerPidfd = old }()
+		}
+		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := os.NewFile(uintptr(sp[1]), "pass")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPeerNested$")
+		cmd.Env = append(os.Environ(), "STOCKADE_PEER_PASS="+path)
+		cmd.ExtraFiles = []*os.File{end}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		end.Close()
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+		_, oobn, _, _, err := unix.Recvmsg(sp[0], buf, oob, 0)
+		unix.Close(sp[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		if len(msgs) == 1 {
+			if fds, err := unix.ParseUnixRights(&msgs[0]); err == nil {
+				defer unix.Close(fds[0]) // the client's end stays open
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := peerNested(conn); !got {
+			t.Errorf("pidfd %v: a client gone before it asked: peerNested = %v, %v; want refused", pidfd, got, err)
+		}
+		conn.Close()
 	}
 }

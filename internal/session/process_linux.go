@@ -89,8 +89,9 @@ var soPeerPidfd = 77
 // container), never where the user's own shell runs. The pid comes as a
 // pidfd where the kernel gives one, whose fdinfo lists the pid in each
 // namespace from /proc's down ("NSpid"); on an older kernel, from
-// SO_PEERCRED and /proc/PID/status. A peer that is gone, or that cannot
-// be looked at, counts as nested.
+// SO_PEERCRED and /proc/PID/status (where a pid the peer left behind may
+// have been reused). A peer that is gone, or that cannot be looked at,
+// counts as nested.
 func peerNested(conn *net.UnixConn) (bool, error) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
@@ -121,12 +122,25 @@ func peerNested(conn *net.UnixConn) (bool, error) {
 	if err != nil {
 		return true, err
 	}
+	// A peer that connected and is gone reads "Pid: -1" and "NSpid: -1":
+	// one field, as if beside us. (A sandboxed process can connect from a
+	// child that shares its descriptors and exits.) Only a live peer
+	// counts.
+	alive, nested := false, true
 	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("Pid:")); ok {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(rest)))
+			alive = err == nil && pid > 0
+		}
 		if rest, ok := bytes.CutPrefix(line, []byte("NSpid:")); ok {
-			return len(strings.Fields(string(rest))) != 1, nil
+			f := strings.Fields(string(rest))
+			nested = len(f) != 1 || f[0] == "-1" || f[0] == "0"
 		}
 	}
-	return true, errors.New("the peer's pid is not known (it is gone)")
+	if !alive {
+		return true, errors.New("the client is gone: it connected from a process that has exited")
+	}
+	return nested, nil
 }
 
 // peerPID returns the process id of the other end of conn, 0 when unknown.
