@@ -157,6 +157,12 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 		j.Env = setEnv(j.Env, "PATH", strings.Join(in.PathDirs, ":")+":"+getEnv(j.Env, "PATH"))
 	}
 	for _, m := range in.Mounts {
+		// Bound read-only as --ro is, and held to its rules: never "/"
+		// nor the home directory or one that holds it (a node at
+		// ~/bin/node would bring in ~ whole).
+		if home := filepath.Clean(j.Home); m == "/" || j.Home != "" && (m == home || strings.HasPrefix(home, strings.TrimSuffix(m, "/")+"/")) {
+			return fmt.Errorf("%s: %s needs %s in the sandbox, which is the root directory or holds your home directory; install %s in a directory of its own (e.g. ~/.local/node)", p.Name, in.Command, m, p.Name)
+		}
 		if !slices.Contains(j.Policy.RO, m) {
 			j.Policy.RO = append(j.Policy.RO, m)
 		}

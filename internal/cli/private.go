@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/stockade-dev/stockade/internal/mount"
 	"github.com/stockade-dev/stockade/internal/policy"
+	"github.com/stockade-dev/stockade/internal/rcfile"
 )
 
 // privateDirs are the directories stockade keeps for itself on the host,
@@ -59,6 +61,9 @@ func privateExposure(home string, p policy.Policy, sandboxHome string) ([]privat
 		homeCanon = existingCanon(sandboxHome)
 		writable = append(writable, homeCanon)
 	}
+	if err := trustedFilesExposed(p, writable); err != nil {
+		return nil, err
+	}
 	jobs := existingCanon(slurmState(home))
 	var out []privateDir
 	for _, k := range privateDirs(home) {
@@ -108,4 +113,55 @@ func (d privateDir) make() error {
 		return fmt.Errorf("%s does not lie in %s", d.dir, root)
 	}
 	return mkdirBelow(root, filepath.ToSlash(rel))
+}
+
+// trustedFiles are the files stockade reads as the user's or the
+// administrator's own word: the configuration that may loosen a session,
+// and the stockaderc files that hold the real API keys.
+func trustedFiles() []string {
+	files := []string{policy.AdminPath, "/etc/stockade/stockaderc"}
+	if p := policy.DefaultPaths(os.Getenv).User; p != "" {
+		files = append(files, p)
+	}
+	if p, err := rcfile.GlobalPath(); err == nil {
+		files = append(files, p)
+	}
+	return files
+}
+
+// trustedFilesExposed refuses a trusted file (trustedFiles) that the
+// sandbox could write or read some other way than by its name, which
+// privateExposure keeps out of view: a symlink to a file in a tree the
+// sandbox sees, or through a link inside a tree it writes (which it could
+// retarget), or a file with more than one hard link (another name may lie
+// in such a tree). writable are the canonical trees the sandbox writes.
+func trustedFilesExposed(p policy.Policy, writable []string) error {
+	visible := slices.Clone(writable)
+	for _, d := range p.RO {
+		visible = append(visible, existingCanon(d))
+	}
+	for _, f := range trustedFiles() {
+		fi, err := os.Lstat(f)
+		if err != nil {
+			continue // missing (or unreadable: reading it fails later, with its own error)
+		}
+		c, err := mount.Resolve(mount.OS{}, f, writable)
+		if err != nil {
+			return fmt.Errorf("%s, which stockade reads as your own word: %w", f, err)
+		}
+		for _, v := range visible {
+			if canonWithin(c, v) {
+				return fmt.Errorf("%s is a link to %s, in %s, which the sandbox sees: stockade reads it as your own word (settings that loosen a session, API keys); make it a file of its own outside every tree the sandbox sees", f, c, v)
+			}
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			if fi, err = os.Stat(f); err != nil {
+				continue
+			}
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
+			return fmt.Errorf("%s has %d hard links, and one may lie in a tree the sandbox writes: stockade reads it as your own word (settings that loosen a session, API keys); give it a name of its own (cp %s %s.new && mv %s.new %s)", c, st.Nlink, c, c, c, c)
+		}
+	}
+	return nil
 }

@@ -144,3 +144,42 @@ func TestPrivateExposureLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestTrustedFilesExposed: the files read as the user's word must be files
+// of their own, outside every tree the sandbox sees.
+func TestTrustedFilesExposed(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, dot, proj := filepath.Join(base, "cfg"), filepath.Join(base, "dot"), filepath.Join(base, "proj")
+	for _, d := range []string{filepath.Join(cfg, "stockade"), dot, proj} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	conf := filepath.Join(cfg, "stockade", "config.json")
+	p := policy.Policy{Workdir: proj, RW: []string{dot}}
+	writable := []string{proj, dot}
+	if err := os.WriteFile(conf, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := trustedFilesExposed(p, writable); err != nil {
+		t.Errorf("a file of its own: %v", err)
+	}
+	os.Remove(conf)
+	os.WriteFile(filepath.Join(dot, "c.json"), []byte("{}"), 0o600)
+	os.Symlink(filepath.Join(dot, "c.json"), conf)
+	if err := trustedFilesExposed(p, writable); err == nil || !strings.Contains(err.Error(), "which the sandbox sees") {
+		t.Errorf("a link into a --rw tree: %v", err)
+	}
+	if err := trustedFilesExposed(policy.Policy{Workdir: proj, RO: []string{dot}}, []string{proj}); err == nil {
+		t.Error("a link into a --ro tree (the keys of a stockaderc would be read) passed")
+	}
+	os.Remove(conf)
+	os.Link(filepath.Join(dot, "c.json"), conf)
+	if err := trustedFilesExposed(policy.Policy{Workdir: proj}, []string{proj}); err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Errorf("a second hard link: %v", err)
+	}
+}

@@ -320,9 +320,9 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	// where the workdir, a --rw or a --ro path holds one, it is masked
 	// (made first, so that the command cannot make it and plant a
 	// configuration or a project's storage there); a tree in one is
-	// refused, before anything is made.
-	private, err := privateExposure(home, r.Policy, c.sandboxHomePath(home, r.Policy))
-	if err != nil {
+	// refused, before anything is made. The masks are added at the end,
+	// for the trees as they end up.
+	if _, err := privateExposure(home, r.Policy, c.sandboxHomePath(home, r.Policy)); err != nil {
 		return job.Job{}, r, "", err
 	}
 	rel, err := homeRel(name, r.Policy)
@@ -389,12 +389,6 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 			return job.Job{}, r, home, fmt.Errorf("--gitconfig: %s is a directory, where the copy of your git identity goes; remove it (rm -r %s) or leave out --gitconfig", at, at)
 		}
 	}
-	for _, pd := range private {
-		if err := pd.make(); err != nil {
-			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", pd.dir, pd.shownBy, err)
-		}
-		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), pd.dir)
-	}
 	if c.Containers {
 		j.Containers, j.RequireDigest = true, c.RequireDigest
 		j.EngineLog = filepath.Join(stateHome(home), "stockade", "engine", id+".log")
@@ -422,6 +416,19 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		if err := c.slurmJob(&j, r, sandboxHome); err != nil {
 			return job.Job{}, r, home, err
 		}
+	}
+	// The trees as they end up: an agent's install adds --ro trees (node
+	// under ~/.local), a Slurm job its job directory. They are checked
+	// again, and what they hold is masked.
+	private, err := privateExposure(home, j.Policy, sandboxHome.Path)
+	if err != nil {
+		return job.Job{}, r, home, err
+	}
+	for _, pd := range private {
+		if err := pd.make(); err != nil {
+			return job.Job{}, r, home, fmt.Errorf("making %s, to mask it in %s: %w", pd.dir, pd.shownBy, err)
+		}
+		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), pd.dir)
 	}
 	return j, r, home, nil
 }

@@ -318,3 +318,46 @@ func TestProjectFileSharedHome(t *testing.T) {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAgentInstallHoldsPrivate: an agent's install is bound read-only
+// like a --ro tree and held to its rules. A node under ~/.local (a
+// tarball extracted there) brings ~/.local in: stockade's state and data
+// directories in it are masked, as for --ro ~/.local (they were listed:
+// every session's records and control sockets, every project's sandbox
+// HOME). One that would bring in the whole home directory (~/bin/node)
+// is refused.
+func TestAgentInstallHoldsPrivate(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	// A session's records and a project's sandbox HOME exist already.
+	if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
+		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
+	}
+	probe := "#!/bin/sh\nfor d in " + filepath.Join(e.home, ".local/state/stockade") + " " + filepath.Join(e.home, ".local/share/stockade") +
+		"; do [ -n \"$(ls -A $d 2>/dev/null)\" ] && echo \"LISTED $d\"; done\necho AGENT-RAN\n"
+	tools := filepath.Join(t.TempDir(), "tools")
+	for _, f := range []struct{ path, content string }{
+		{filepath.Join(e.home, ".local/bin/node"), probe},
+		{filepath.Join(tools, "claude"), "#!/usr/bin/env node\n"},
+		{filepath.Join(e.home, "bin/node"), probe},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := []string{"ANTHROPIC_API_KEY=sk-ant-test-0123456789"}
+	r := e.run("", append([]string{"PATH=" + tools + ":" + filepath.Join(e.home, ".local/bin") + ":/usr/bin:/bin"}, keys...), headless("claude")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "AGENT-RAN") {
+		t.Fatalf("node under ~/.local: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "LISTED") {
+		t.Errorf("the agent saw stockade's own directories through its install:\n%s", r.stdout)
+	}
+	r = e.run("", append([]string{"PATH=" + tools + ":" + filepath.Join(e.home, "bin") + ":/usr/bin:/bin"}, keys...), headless("claude")...)
+	if r.code == 0 || strings.Contains(r.stdout, "AGENT-RAN") || !strings.Contains(r.stderr, "holds your home directory") {
+		t.Errorf("node at ~/bin/node: exit %d, want a refusal naming the home directory\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

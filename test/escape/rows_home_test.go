@@ -146,6 +146,34 @@ var privateRows = []row{
 		},
 		args: sh(`rm {home}/.local/state && mkdir -p {home}/.local/state/stockade/placeholders && echo REPLACED`),
 		want: "REFUSED", refused: "is a symlink inside"},
+	// The files themselves: config.json (or stockaderc) a link to a file
+	// in a tree the sandbox writes (stow links files once the directory
+	// exists), or a hard link of one. The command rewrote it, and the next
+	// session read {"ro": [a secret]} as the user's word.
+	{name: "private_config_file_link_in_rw", flags: []string{"--rw", "{home}/dotfiles"}, mutates: true,
+		setup: func(fx *fixture) error {
+			if err := fx.writeFile("home/dotfiles/stockade-config.json", "{}\n", 0o600); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(fx.home, ".config/stockade"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(fx.home, "dotfiles/stockade-config.json"), filepath.Join(fx.home, ".config/stockade/config.json"))
+		},
+		args: sh(`echo '{"agent_policy":"allow"}' >{home}/dotfiles/stockade-config.json && echo WROTE`),
+		want: "REFUSED", refused: "which the sandbox sees"},
+	{name: "private_rc_file_hard_link_in_rw", flags: []string{"--rw", "{home}/dotfiles"}, mutates: true,
+		setup: func(fx *fixture) error {
+			if err := fx.writeFile("home/dotfiles/stockaderc", "ANTHROPIC_API_KEY=sk-ant-real-0123456789\n", 0o600); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(fx.home, ".config/stockade"), 0o755); err != nil {
+				return err
+			}
+			return os.Link(filepath.Join(fx.home, "dotfiles/stockaderc"), filepath.Join(fx.home, ".config/stockade/stockaderc"))
+		},
+		args: probe("read", "{home}/dotfiles/stockaderc"),
+		want: "REFUSED", refused: "hard links"},
 	// In a system tree every sandbox sees read-only (a read-only bind
 	// leaves connect(2) to the control sockets alone). Refused before
 	// anything is made.
