@@ -19,6 +19,10 @@ type Install struct {
 	Mounts []string
 	// PathDirs go in front of the sandbox PATH (the interpreter's bin).
 	PathDirs []string
+	// Found are where the agent and its interpreter were found on PATH,
+	// each with what it resolved to: a link in a tree the sandbox writes
+	// would let an earlier session choose what is mounted.
+	Found [][2]string
 }
 
 // Find locates p's binary on the host's PATH (path) and what it needs.
@@ -31,7 +35,7 @@ func Find(p Profile, path string) (Install, error) {
 	if err != nil {
 		return Install{}, fmt.Errorf("resolving %s: %w", bin, err)
 	}
-	in := Install{Command: real, Mounts: []string{packageRoot(real)}}
+	in := Install{Command: real, Mounts: []string{packageRoot(real)}, Found: [][2]string{{bin, real}}}
 	interp, err := interpreter(real)
 	if err != nil {
 		return Install{}, err
@@ -46,6 +50,7 @@ func Find(p Profile, path string) (Install, error) {
 			return Install{}, err
 		}
 		// node/bin/node → mount node/ (its lib too), and put bin/ on PATH.
+		in.Found = append(in.Found, [2]string{ip, ipReal})
 		in.Mounts = append(in.Mounts, filepath.Dir(filepath.Dir(ipReal)))
 		in.PathDirs = append(in.PathDirs, filepath.Dir(ipReal))
 	}
@@ -100,6 +105,11 @@ func interpreter(file string) (string, error) {
 	}
 	if filepath.Base(fields[0]) == "env" {
 		for _, f := range fields[1:] {
+			if strings.Contains(f, "/") {
+				// Looked up below a PATH directory, ../.. would climb out
+				// of it and choose what is mounted.
+				return "", fmt.Errorf("%s runs with %q, a path where stockade looks an interpreter up by its name on PATH; give the name (#!/usr/bin/env node)", file, f)
+			}
 			if !strings.HasPrefix(f, "-") {
 				return f, nil
 			}

@@ -156,13 +156,10 @@ func (c *agentCmd) agentJob(j *job.Job, r policy.Resolved, h *sandboxhome.Home, 
 	if len(in.PathDirs) > 0 {
 		j.Env = setEnv(j.Env, "PATH", strings.Join(in.PathDirs, ":")+":"+getEnv(j.Env, "PATH"))
 	}
+	if err := installExposed(j, h, p, in); err != nil {
+		return err
+	}
 	for _, m := range in.Mounts {
-		// Bound read-only as --ro is, and held to its rules: never "/"
-		// nor the home directory or one that holds it (a node at
-		// ~/bin/node would bring in ~ whole).
-		if home := filepath.Clean(j.Home); m == "/" || j.Home != "" && (m == home || strings.HasPrefix(home, strings.TrimSuffix(m, "/")+"/")) {
-			return fmt.Errorf("%s: %s needs %s in the sandbox, which is the root directory or holds your home directory; install %s in a directory of its own (e.g. ~/.local/node)", p.Name, in.Command, m, p.Name)
-		}
 		if !slices.Contains(j.Policy.RO, m) {
 			j.Policy.RO = append(j.Policy.RO, m)
 		}
@@ -310,4 +307,42 @@ func ruleStrings(rules []egress.Rule) []string {
 		out[i] = r.String()
 	}
 	return out
+}
+
+// installExposed refuses an install whose mounts (bound read-only, as --ro
+// is) would show the sandbox what no --ro may: "/", or the home directory
+// or one that holds it (a node at ~/bin/node would bring in ~ whole),
+// judged on the home's real path as on the one HOME names; and one found
+// on PATH through a link in a tree the sandbox writes (a .venv/bin or
+// node_modules/.bin on PATH), which an earlier session could have planted
+// to choose what is mounted.
+func installExposed(j *job.Job, h *sandboxhome.Home, p agent.Profile, in agent.Install) error {
+	homes := []string{}
+	if j.Home != "" {
+		homes = append(homes, filepath.Clean(j.Home), existingCanon(j.Home))
+	}
+	for _, m := range in.Mounts {
+		m = existingCanon(m)
+		for _, home := range homes {
+			if m == "/" || canonWithin(home, m) {
+				return fmt.Errorf("%s: %s needs %s in the sandbox, which is the root directory or holds your home directory; install %s in a directory of its own (e.g. ~/.local/node)", p.Name, in.Command, m, p.Name)
+			}
+		}
+	}
+	writable := []string{existingCanon(j.Policy.Workdir)}
+	for _, d := range j.Policy.RW {
+		writable = append(writable, existingCanon(d))
+	}
+	if h != nil {
+		writable = append(writable, existingCanon(h.Path))
+	}
+	in0 := func(p string) bool {
+		return slices.ContainsFunc(writable, func(w string) bool { return canonWithin(p, w) })
+	}
+	for _, f := range in.Found {
+		if in0(existingCanon(filepath.Dir(f[0]))) && !in0(existingCanon(f[1])) {
+			return fmt.Errorf("%s: %s, found on PATH, is a link to %s, and lies in a tree the sandbox can write, where an earlier session could have planted it; take its directory off PATH, or put the real %s's first", p.Name, f[0], f[1], filepath.Base(f[0]))
+		}
+	}
+	return nil
 }

@@ -324,8 +324,9 @@ func TestProjectFileSharedHome(t *testing.T) {
 // tarball extracted there) brings ~/.local in: stockade's state and data
 // directories in it are masked, as for --ro ~/.local (they were listed:
 // every session's records and control sockets, every project's sandbox
-// HOME). One that would bring in the whole home directory (~/bin/node)
-// is refused.
+// HOME). Refused: one that would bring in the whole home directory
+// (~/bin/node), named through a link too; one found through a link in a
+// PATH directory the sandbox writes; an interpreter given as a path.
 func TestAgentInstallHoldsPrivate(t *testing.T) {
 	requireSandbox(t)
 	e := newEnv(t)
@@ -359,5 +360,37 @@ func TestAgentInstallHoldsPrivate(t *testing.T) {
 	r = e.run("", append([]string{"PATH=" + tools + ":" + filepath.Join(e.home, "bin") + ":/usr/bin:/bin"}, keys...), headless("claude")...)
 	if r.code == 0 || strings.Contains(r.stdout, "AGENT-RAN") || !strings.Contains(r.stderr, "holds your home directory") {
 		t.Errorf("node at ~/bin/node: exit %d, want a refusal naming the home directory\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The same with HOME named through a link (/home -> /var/home): the
+	// install's real path is compared with the home's real path too.
+	link := filepath.Join(t.TempDir(), "home-link")
+	if err := os.Symlink(e.home, link); err != nil {
+		t.Fatal(err)
+	}
+	r = e.run("", append([]string{"HOME=" + link, "PATH=" + tools + ":" + filepath.Join(link, "bin") + ":/usr/bin:/bin"}, keys...), headless("claude")...)
+	if r.code == 0 || strings.Contains(r.stdout, "AGENT-RAN") || !strings.Contains(r.stderr, "holds your home directory") {
+		t.Errorf("node at ~/bin/node, HOME through a link: exit %d, want a refusal naming the home directory\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A PATH directory in the project (a .venv/bin) holding a link an
+	// earlier session planted: it chose the interpreter, so what the host
+	// binds (here ~/.local, through node's directory).
+	venv := filepath.Join(e.workdir, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(e.home, ".local/bin/node"), filepath.Join(venv, "node")); err != nil {
+		t.Fatal(err)
+	}
+	r = e.run("", append([]string{"PATH=" + tools + ":" + venv + ":/usr/bin:/bin"}, keys...), headless("claude")...)
+	if r.code == 0 || strings.Contains(r.stdout, "AGENT-RAN") || !strings.Contains(r.stderr, "found on PATH, is a link") {
+		t.Errorf("node linked from the project's .venv/bin: exit %d, want a refusal naming the link\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// An interpreter given as a path climbs out of its PATH directory.
+	if err := os.WriteFile(filepath.Join(tools, "claude"), []byte("#!/usr/bin/env ../../home/.local/bin/node\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = e.run("", append([]string{"PATH=" + tools + ":/usr/bin:/bin"}, keys...), headless("claude")...)
+	if r.code == 0 || strings.Contains(r.stdout, "AGENT-RAN") || !strings.Contains(r.stderr, "looks an interpreter up by its name") {
+		t.Errorf("an interpreter given as a path: exit %d, want a refusal\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
