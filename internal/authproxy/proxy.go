@@ -272,6 +272,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(v)
 		}
 	}()
+	// Full duplex: by default the HTTP/1 server, when the answer's header
+	// goes out, drains and closes what is left of the request body. The
+	// transport may still be reading it: past Content-Length, to check
+	// that it ends there (the upstream has the whole body and answers
+	// meanwhile), or all of it when the upstream answers early. That read
+	// then fails, and the transport closes the upstream connection with
+	// the answer half copied: the agent's stream ends in unexpected EOF.
+	// HTTP/2 is full duplex already (ErrNotSupported).
+	http.NewResponseController(w).EnableFullDuplex()
 	rt.rp.ServeHTTP(sw, r)
 	if sw.refused != nil { // nothing of the answer was written
 		clear(w.Header())
