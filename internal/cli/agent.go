@@ -23,6 +23,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/sandboxhome"
 	"github.com/stockade-dev/stockade/internal/sandboxnet"
 	"github.com/stockade-dev/stockade/internal/session"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 // agentCmd runs a known agent with its profile. It is run with the
@@ -241,7 +242,7 @@ func (c *agentCmd) keys(workdir string) (map[string]string, error) {
 	before := rcfile.Merge(layers...)
 	for k, v := range project {
 		if old, ok := before[k]; ok && old != v {
-			fmt.Fprintf(os.Stderr, "stockade: LOOSENED: the project's .stockaderc replaces your %s\n", k)
+			fmt.Fprintf(os.Stderr, "stockade: LOOSENED: the project's .stockaderc replaces your %s\n", termfilter.Visible(k))
 		}
 	}
 	layers = append(layers, project)

@@ -16,6 +16,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/engine"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	_ "github.com/stockade-dev/stockade/internal/session" // registers the supervisor entry point
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 const description = "Run AI coding agents (or any command) in a kernel-enforced Linux sandbox."
@@ -119,7 +120,7 @@ func Run(args []string) int {
 		kong.Exit(func(code int) { panic(exitError{code}) }),
 	)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		fmt.Fprintf(os.Stderr, "stockade: %s\n", termfilter.Visible(err.Error()))
 		return 2
 	}
 	return run(parser, args[1:])
@@ -137,7 +138,7 @@ func run(parser *kong.Kong, args []string) (code int) {
 	}()
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stockade: %v%s\n", err, helpHint(err))
+		fmt.Fprintf(os.Stderr, "stockade: %s%s\n", termfilter.Visible(err.Error()), helpHint(err))
 		return 2
 	}
 	return exitCode(ctx.Run())
@@ -153,7 +154,7 @@ func exitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+	fmt.Fprintf(os.Stderr, "stockade: %s\n", termfilter.Visible(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
@@ -171,7 +172,7 @@ func usage() int {
 	parser, err := kong.New(&root{}, kong.Name("stockade"), kong.Description(description),
 		kong.Writers(os.Stderr, os.Stderr))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		fmt.Fprintf(os.Stderr, "stockade: %s\n", termfilter.Visible(err.Error()))
 		return 2
 	}
 	ctx, err := kong.Trace(parser, nil)
@@ -179,7 +180,7 @@ func usage() int {
 		err = ctx.PrintUsage(false)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stockade: %v\n", err)
+		fmt.Fprintf(os.Stderr, "stockade: %s\n", termfilter.Visible(err.Error()))
 	}
 	return 2
 }

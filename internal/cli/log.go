@@ -3,9 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/stockade-dev/stockade/internal/job"
 	"io"
 	"os"
+
+	"github.com/stockade-dev/stockade/internal/job"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 // logger writes stockade's own messages to stderr, one line each, prefixed
@@ -25,9 +27,11 @@ func newLogger(level string) logger {
 	return logger{level: l}
 }
 
+// Every message is written out with termfilter.Visible: many name what
+// the sandboxed command chose (a file's path, a host it asked for).
 func (l logger) printf(min int, prefix, format string, args ...any) {
 	if l.level <= min {
-		fmt.Fprintf(l.writer(), "stockade: "+prefix+format+"\n", args...)
+		fmt.Fprintf(l.writer(), "stockade: %s%s\n", prefix, termfilter.Visible(fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -44,12 +48,14 @@ func (l logger) warn(format string, args ...any)   { l.printf(2, "warning: ", fo
 func (l logger) info(format string, args ...any)   { l.printf(1, "", format, args...) }
 func (l logger) error(format string, args ...any)  { l.printf(3, "", format, args...) }
 func (l logger) loosening(format string, args ...any) {
-	fmt.Fprintf(l.writer(), "stockade: LOOSENED: "+format+"\n", args...)
+	fmt.Fprintf(l.writer(), "stockade: LOOSENED: %s\n", termfilter.Visible(fmt.Sprintf(format, args...)))
 }
 
 // finding prints what a check at the end of the run found, whatever the
 // log level: it is about the user's files.
-func (l logger) finding(f job.Finding) { fmt.Fprintf(l.writer(), "stockade: %s\n", f) }
+func (l logger) finding(f job.Finding) {
+	fmt.Fprintf(l.writer(), "stockade: %s\n", termfilter.Visible(f.String()))
+}
 
 func (l logger) writer() io.Writer {
 	if l.out == nil {

@@ -58,6 +58,9 @@ type row struct {
 	timeout     time.Duration // default probeTimeout
 	// env is added to stockade's environment (a job's SLURM_JOB_ID).
 	env []string
+	// plainStderr: what stockade prints of the run (its exit report
+	// among it) holds no control character but newlines and tabs.
+	plainStderr bool
 	// stdin, when set, is a path (placeholders expanded) opened read-only
 	// as stockade's stdin for the row's run: a file or a directory of the
 	// host's, as a shell's redirect hands it (< FILE). Otherwise stdin is
@@ -267,6 +270,9 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	res := fx.sandbox(t, r.flags, r.args, timeout, r.env...)
 	fx.stdin = ""
 	got := strings.TrimSpace(res.stdout)
+	if r.plainStderr && strings.ContainsFunc(res.stderr, func(c rune) bool { return c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f && c <= 0x9f }) {
+		t.Errorf("stockade printed a control character the command chose:\n%q", res.stderr)
+	}
 	switch {
 	case refused != "":
 		line := strings.TrimSpace(strings.Join(stderrLines(res.stderr), "\n"))

@@ -9,6 +9,12 @@ import (
 // reviewRows: holes a red-team review of the planner found, each a row that
 // failed before its fix.
 var reviewRows = []row{
+	// A name the command chose, in stockade's own exit report: printed
+	// raw, "\x1b]52;c;…\a" in a workflow's file name set the user's
+	// clipboard (the command's own output is filtered; the report was
+	// not). Every message is written out with termfilter.Visible.
+	{name: "report_name_terminal_escape", plainStderr: true,
+		args: sh(`mkdir -p .github/workflows && printf x >".github/workflows/a$(printf '\033]52;c;SGVsbG8=\007')b.yml" && echo MADE`), want: "MADE"},
 	// A directory made unlistable (chmod 0311: names in it still open) used to
 	// make the scan skip it, masks and protections included. Root lists it
 	// anyway; an unprivileged user's next start refuses, naming it.
