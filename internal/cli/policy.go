@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/stockade-dev/stockade/internal/cgroup"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 type policyCmd struct {
@@ -41,12 +43,16 @@ func (c *policyShowCmd) Run() error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Print(r.Text())
+	// The values may be a project's (.stockade.json comes with the
+	// repository): each line is written out with termfilter.Visible.
+	for line := range strings.Lines(r.Text()) {
+		fmt.Println(termfilter.Visible(strings.TrimSuffix(line, "\n")))
+	}
 	kind := "one per project"
 	if r.Policy.SharedHome {
 		kind = "shared by every project"
 	}
-	fmt.Printf("\nsandbox HOME  %s  (%s; stockade <agent> has <agent> in place of run)\n", sandboxHome, kind)
+	fmt.Printf("\nsandbox HOME  %s  (%s; stockade <agent> has <agent> in place of run)\n", termfilter.Visible(sandboxHome), kind)
 	fmt.Println()
 	e.print(os.Stdout)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
 	"github.com/stockade-dev/stockade/internal/seccomp"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 // layer is one enforcement layer and whether it is active on this machine.
@@ -160,13 +161,13 @@ func (e enforcement) print(w io.Writer) {
 		if !l.Active {
 			state = "OFF"
 		}
-		fmt.Fprintf(w, "  %s  %-13s %s\n", state, l.Name, l.Detail)
+		fmt.Fprintf(w, "  %s  %-13s %s\n", state, l.Name, termfilter.Visible(l.Detail))
 	}
 	for _, d := range e.Downgrades {
-		fmt.Fprintf(w, "  warning: %s\n", d)
+		fmt.Fprintf(w, "  warning: %s\n", termfilter.Visible(d))
 	}
 	for _, l := range e.Loosenings {
-		fmt.Fprintf(w, "  LOOSENED: %s\n", l)
+		fmt.Fprintf(w, "  LOOSENED: %s\n", termfilter.Visible(l))
 	}
 }
 

@@ -307,3 +307,26 @@ func TestBadRules(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyShowEscapes: a project's .stockade.json comes with the
+// repository, and so do the names of its directories: policy show writes
+// out the control characters in what it lists (an OSC 52 in a --ro path
+// set the user's clipboard; cursor movement rubbed out the line above).
+func TestPolicyShowEscapes(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.workdir, "x\x1b]52;c;SGVsbG8=\x07\u202e")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.write(".stockade.json", `{"ro": ["x\u001b]52;c;SGVsbG8=\u0007\u202e"]}`)
+	r := e.run("", nil, "policy", "show")
+	if r.code != 0 {
+		t.Fatalf("policy show: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.ContainsAny(r.stdout, "\x1b\x07\u202e") {
+		t.Errorf("policy show printed the control characters raw:\n%q", r.stdout)
+	}
+	if !strings.Contains(r.stdout, `x\x1b]52;c;SGVsbG8=\x07\u202e`) {
+		t.Errorf("policy show does not list the path written out:\n%s", r.stdout)
+	}
+}
