@@ -1,5 +1,7 @@
 package termstate
 
+import "strings"
+
 // parser is the VT500 parser's state machine, trimmed to what State needs:
 // ESC and CSI sequences are read to their end and acted on; strings (OSC,
 // DCS, SOS, PM, APC) are skipped to their terminator; text is ignored.
@@ -80,6 +82,11 @@ func (p *parser) escByte(s *State, b byte) {
 	default:
 		if b >= 0x20 && b <= 0x2f {
 			p.state = escInter
+			// A character set designated (SCS: ESC ( 0 draws letters as
+			// lines) outlives the program: Undo designates ASCII again.
+			if strings.IndexByte("()*+-./,", b) >= 0 {
+				s.charset = true
+			}
 		}
 	}
 }
@@ -138,6 +145,9 @@ func arg(params []int, i, def int) int {
 // control acts on a text byte or a C0 control: the line feeds move down,
 // a carriage return to the start of the line, text and tabs away from it.
 func (s *State) control(b byte) {
+	if b == 0x0e { // SO: G1 from now on, whatever the screen
+		s.charset = true
+	}
 	switch {
 	case s.alt():
 	case b == '\n' || b == '\v' || b == '\f':

@@ -42,6 +42,7 @@ type State struct {
 	pushed   int          // kitty keyboard flags pushed (CSI > n u) and not popped
 	kitty    bool         // kitty keyboard flags set without a push (CSI = n u)
 	modkeys  bool         // xterm modifyOtherKeys on (CSI > 4 ; n m)
+	charset  bool         // a character set was designated (SCS) or shifted to (SO)
 	wroteAny bool         // anything was written at all
 
 	// The cursor's line on the main screen, counted from where the
@@ -130,6 +131,9 @@ func (s *State) Undo() []byte {
 	}
 	if s.modkeys {
 		out = append(out, "\x1b[>4m"...)
+	}
+	if s.charset {
+		out = append(out, "\x1b(B\x1b)B\x0f"...) // ASCII in G0 and G1, and G0 shifted in
 	}
 	for _, n := range altScreens {
 		if s.dec[n] {

@@ -28,6 +28,10 @@ func TestUndo(t *testing.T) {
 		{"keys and cursor", "\x1b=\x1b[4h\x1b[5 q\x1b[>1u\x1b[>3u\x1b[>4;2m", "\x1b[m\x1b[4l\x1b>\x1b[0 q\x1b[<2u\x1b[>4m", "\x1b[m\x1b[4l\x1b>\x1b[0 q\x1b[<2u\x1b[>4m\x1b[J"},
 		{"kitty popped", "\x1b[>1u\x1b[<u", "\x1b[m", "\x1b[m\x1b[J"},
 		{"kitty set at the base", "\x1b[=5u", "\x1b[m\x1b[=0;1u", "\x1b[m\x1b[=0;1u\x1b[J"},
+		// Line drawing left on drew stockade's next lines, and the
+		// shell's, as lines.
+		{"a character set designated", "\x1b(0qqq", "\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b(B\x1b)B\x0f\r\n\x1b[J"},
+		{"shifted out", "\x1b)0\x0eqqq", "\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b(B\x1b)B\x0f\r\n\x1b[J"},
 		{"legacy alternate screen", "\x1b[?47h", "\x1b[m\x1b[?47l", "\x1b[m\x1b[?47l\x1b[999;1H\r\n\x1b[J"},
 		{"soft reset", "\x1b[?25l\x1b[?1h\x1b[3;9r\x1b[!p", "\x1b[m", "\x1b[m\x1b[999;1H\r\n\x1b[J"},
 		{"full reset", "\x1b[?1049h\x1b[?1000h\x1b[?25l\x1bc", "\x1b[m", "\x1b[m\x1b[999;1H\r\n\x1b[J"},
