@@ -52,56 +52,75 @@ type privateDir struct {
 // run on its node is the one exception: it is given its own job directory,
 // below the chaperon's in the state directory, read-only.
 func privateExposure(home string, p policy.Policy, sandboxHome string) ([]privateDir, error) {
-	writable := []string{existingCanon(p.Workdir)}
+	canon := canons{}
+	writable := []string{canon.of(p.Workdir)}
 	for _, d := range p.RW {
-		writable = append(writable, existingCanon(d))
+		writable = append(writable, canon.of(d))
 	}
 	homeCanon := ""
 	if sandboxHome != "" {
-		homeCanon = existingCanon(sandboxHome)
+		homeCanon = canon.of(sandboxHome)
 		writable = append(writable, homeCanon)
 	}
-	if err := trustedFilesExposed(p, writable); err != nil {
+	if err := trustedFilesExposed(p, writable, canon); err != nil {
 		return nil, err
 	}
-	jobs := existingCanon(slurmState(home))
+	jobs := canon.of(slurmState(home))
+	systemDirs := make([]string, len(mount.SystemDirs))
+	for i, sys := range mount.SystemDirs {
+		systemDirs[i] = canon.of(sys)
+	}
 	var out []privateDir
 	for _, k := range privateDirs(home) {
-		canon, err := mount.Resolve(mount.OS{}, k.dir, writable)
+		dir, err := mount.Resolve(mount.OS{}, k.dir, writable)
 		if err != nil {
 			return nil, fmt.Errorf("%s, %s: %w; or set %s to a directory no sandbox can write", k.dir, k.what, err, k.env)
 		}
-		canon = existingCanon(canon)
-		for _, sys := range mount.SystemDirs {
-			if c := existingCanon(sys); canonWithin(canon, c) {
-				return nil, fmt.Errorf("%s, %s, lies in %s, which every sandbox sees: set %s to a directory in your home", canon, k.what, sys, k.env)
+		dir = canon.of(dir)
+		for i, sys := range mount.SystemDirs {
+			if canonWithin(dir, systemDirs[i]) {
+				return nil, fmt.Errorf("%s, %s, lies in %s, which every sandbox sees: set %s to a directory in your home", dir, k.what, sys, k.env)
 			}
 		}
-		if homeCanon != "" && (canonWithin(canon, homeCanon) || canonWithin(homeCanon, canon) && canon != existingCanon(stockadeData(home))) {
-			return nil, fmt.Errorf("%s, %s, overlaps the sandbox HOME %s, which the sandbox writes: set %s to a directory outside it", canon, k.what, sandboxHome, k.env)
+		if homeCanon != "" && (canonWithin(dir, homeCanon) || canonWithin(homeCanon, dir) && dir != canon.of(stockadeData(home))) {
+			return nil, fmt.Errorf("%s, %s, overlaps the sandbox HOME %s, which the sandbox writes: set %s to a directory outside it", dir, k.what, sandboxHome, k.env)
 		}
 		q := p
 		if k.state {
-			q.RO = slices.DeleteFunc(slices.Clone(p.RO), func(v string) bool { return canonWithin(existingCanon(v), jobs) })
+			q.RO = slices.DeleteFunc(slices.Clone(p.RO), func(v string) bool { return canonWithin(canon.of(v), jobs) })
 		}
 		// Every tree is looked at: one that holds the directory must not
 		// hide another that lies in it, which would be mounted over the
 		// mask.
 		holder := ""
 		for _, d := range append(append([]string{q.Workdir}, q.RW...), q.RO...) {
-			c := existingCanon(d)
+			c := canon.of(d)
 			switch {
-			case canonWithin(c, canon):
-				return nil, fmt.Errorf("%s is or lies in %s, %s, which the sandbox must not see: name a directory outside it", d, canon, k.what)
-			case canonWithin(canon, c) && holder == "":
+			case canonWithin(c, dir):
+				return nil, fmt.Errorf("%s is or lies in %s, %s, which the sandbox must not see: name a directory outside it", d, dir, k.what)
+			case canonWithin(dir, c) && holder == "":
 				holder = d
 			}
 		}
 		if holder != "" {
-			out = append(out, privateDir{dir: canon, shownBy: holder})
+			out = append(out, privateDir{dir: dir, shownBy: holder})
 		}
 	}
 	return out, nil
+}
+
+// canons is existingCanon for the paths of one check, each resolved once:
+// the same few trees and system directories are compared against each of
+// stockade's own directories.
+type canons map[string]string
+
+func (m canons) of(p string) string {
+	c, ok := m[p]
+	if !ok {
+		c = existingCanon(p)
+		m[p] = c
+	}
+	return c
 }
 
 // make creates d if it is missing (mode 0700), below the tree that holds it
@@ -134,11 +153,12 @@ func trustedFiles() []string {
 // privateExposure keeps out of view: a symlink to a file in a tree the
 // sandbox sees, or through a link inside a tree it writes (which it could
 // retarget), or a file with more than one hard link (another name may lie
-// in such a tree). writable are the canonical trees the sandbox writes.
-func trustedFilesExposed(p policy.Policy, writable []string) error {
+// in such a tree). writable are the canonical trees the sandbox writes;
+// canon resolves the others.
+func trustedFilesExposed(p policy.Policy, writable []string, canon canons) error {
 	visible := slices.Clone(writable)
 	for _, d := range p.RO {
-		visible = append(visible, existingCanon(d))
+		visible = append(visible, canon.of(d))
 	}
 	for _, f := range trustedFiles() {
 		fi, err := os.Lstat(f)

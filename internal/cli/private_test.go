@@ -165,21 +165,21 @@ func TestTrustedFilesExposed(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := trustedFilesExposed(p, writable); err != nil {
+	if err := trustedFilesExposed(p, writable, canons{}); err != nil {
 		t.Errorf("a file of its own: %v", err)
 	}
 	os.Remove(conf)
 	os.WriteFile(filepath.Join(dot, "c.json"), []byte("{}"), 0o600)
 	os.Symlink(filepath.Join(dot, "c.json"), conf)
-	if err := trustedFilesExposed(p, writable); err == nil || !strings.Contains(err.Error(), "which the sandbox sees") {
+	if err := trustedFilesExposed(p, writable, canons{}); err == nil || !strings.Contains(err.Error(), "which the sandbox sees") {
 		t.Errorf("a link into a --rw tree: %v", err)
 	}
-	if err := trustedFilesExposed(policy.Policy{Workdir: proj, RO: []string{dot}}, []string{proj}); err == nil {
+	if err := trustedFilesExposed(policy.Policy{Workdir: proj, RO: []string{dot}}, []string{proj}, canons{}); err == nil {
 		t.Error("a link into a --ro tree (the keys of a stockaderc would be read) passed")
 	}
 	os.Remove(conf)
 	os.Link(filepath.Join(dot, "c.json"), conf)
-	if err := trustedFilesExposed(policy.Policy{Workdir: proj}, []string{proj}); err == nil || !strings.Contains(err.Error(), "hard links") {
+	if err := trustedFilesExposed(policy.Policy{Workdir: proj}, []string{proj}, canons{}); err == nil || !strings.Contains(err.Error(), "hard links") {
 		t.Errorf("a second hard link: %v", err)
 	}
 }
