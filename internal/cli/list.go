@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stockade-dev/stockade/internal/session"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 type listCmd struct {
@@ -34,7 +35,7 @@ func (c *listCmd) Run() error {
 		}
 	}
 	if c.JSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(termfilter.JSONWriter(os.Stdout)) // values a project or the sandbox chose: nothing a terminal acts on
 		enc.SetIndent("", "  ")
 		if out == nil {
 			out = []listed{}

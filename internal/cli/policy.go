@@ -39,7 +39,7 @@ func (c *policyShowCmd) Run() error {
 			Home        string      `json:"home"`
 			Enforcement enforcement `json:"enforcement"`
 		}{r.Policy, r.Sources, r.ListSources, sandboxHome, e}
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(termfilter.JSONWriter(os.Stdout)) // values a project or the sandbox chose: nothing a terminal acts on
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}

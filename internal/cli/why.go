@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/stockade-dev/stockade/internal/denial"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 type whyCmd struct {
@@ -42,7 +43,7 @@ func (c *whyCmd) Run() error {
 		ds = ds[len(ds)-c.Last:]
 	}
 	if c.JSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(termfilter.JSONWriter(os.Stdout)) // values a project or the sandbox chose: nothing a terminal acts on
 		for _, d := range ds {
 			if err := enc.Encode(d); err != nil {
 				return err

@@ -2,8 +2,10 @@ package termfilter
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -61,4 +63,57 @@ func unsafeRune(r rune) bool {
 		return r < 0x20 && r != '\t' || r == 0x7f
 	}
 	return unicode.In(r, hidden...)
+}
+
+// JSON returns b, JSON text, with every character Visible writes out as an
+// escape that encoding/json leaves as it is (DEL, and past ASCII the C1
+// controls, bidi controls, format and other invisible characters) written
+// as a \u escape: the same value for a program that reads it, nothing a
+// terminal acts on or hides for a user who reads it there. Such characters
+// can only be in a string of b, where the escape means the same.
+func JSON(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if jsonUnsafe(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(b) {
+		return b
+	}
+	out := append([]byte(nil), b[:i]...)
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case !jsonUnsafe(r):
+			out = append(out, b[i:i+n]...)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += n
+	}
+	return out
+}
+
+// jsonUnsafe: the C0 controls are encoding/json's to escape (in a string;
+// outside one, newlines and tabs are JSON's white space), and a byte that
+// is not UTF-8 it has made U+FFFD.
+func jsonUnsafe(r rune) bool { return r >= 0x7f && r != utf8.RuneError && unsafeRune(r) }
+
+// JSONWriter is a writer to w that writes what it is given through JSON:
+// each Write must hold whole JSON values, as json.Encoder's do.
+func JSONWriter(w io.Writer) io.Writer { return jsonWriter{w} }
+
+type jsonWriter struct{ w io.Writer }
+
+func (j jsonWriter) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

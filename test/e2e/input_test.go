@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -328,5 +329,20 @@ func TestPolicyShowEscapes(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, `x\x1b]52;c;SGVsbG8=\x07\u202e`) {
 		t.Errorf("policy show does not list the path written out:\n%s", r.stdout)
+	}
+	// --json: the same value for a program; for a terminal, the bidi
+	// override (which encoding/json leaves raw) is an escape too.
+	r = e.run("", nil, "policy", "show", "--json")
+	if r.code != 0 {
+		t.Fatalf("policy show --json: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.ContainsAny(r.stdout, "\x1b\x07\u202e") {
+		t.Errorf("policy show --json printed the control characters raw:\n%q", r.stdout)
+	}
+	var shown struct {
+		Policy struct{ RO []string } `json:"policy"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || !slices.ContainsFunc(shown.Policy.RO, func(p string) bool { return strings.HasSuffix(p, "x\x1b]52;c;SGVsbG8=\x07\u202e") }) {
+		t.Errorf("policy show --json: %v; ro %q, want the path as it is", err, shown.Policy.RO)
 	}
 }
