@@ -177,7 +177,13 @@ func (c *runCmd) run() error {
 			// has torn its namespaces down) beside the checks, and the
 			// rest after them; the deferred Close waits for both.
 			CommandExited: func() { go svc.CloseCgroup() },
-			SandboxGone:   func() { go svc.Close() },
+			// The checks report next, on the user's terminal: what the
+			// command's output left set there (concealed text, the
+			// alternate screen) is undone first.
+			SandboxGone: func() {
+				go svc.Close()
+				con.Settle()
+			},
 		},
 		Warn:  func(f string, a ...any) { log.warn(f, a...); rep.Warn(f, a...) },
 		Debug: log.debugJSON, Snapshot: c.Tripwire,

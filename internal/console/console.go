@@ -18,7 +18,9 @@
 //
 // Everything relayed to a terminal of the user's goes through the caller's
 // output wrapper (termfilter by default), so that the command's escape
-// sequences cannot reach past the screen.
+// sequences cannot reach past the screen, and what it did to the screen is
+// undone once it is gone (Settle), before stockade writes its own lines
+// there.
 package console
 
 import (
@@ -32,6 +34,8 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/stockade-dev/stockade/internal/termstate"
 )
 
 // Console is the stdio handed to the sandbox and the relay behind it.
@@ -43,6 +47,7 @@ type Console struct {
 
 	in, out *os.File // the user's terminal, with TTY
 	wrap    func(io.Writer) io.Writer
+	screens []*screen // the relays to a terminal of the user's
 	closers []io.Closer
 	started bool
 	closed  sync.Once
@@ -110,12 +115,57 @@ func (c *Console) Attach(master *os.File) error {
 		}
 	}()
 	go io.Copy(master, c.in) // ends with the process; the user's stdin may never close
+	sc := c.screen(c.out)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		io.Copy(c.wrap(c.out), master) // EIO once every holder of the slave is gone
+		defer close(sc.done)
+		io.Copy(c.wrap(sc), master) // EIO once every holder of the slave is gone
 	}()
 	return nil
+}
+
+// screen follows what the relayed output did to one of the user's
+// terminals (package termstate): a command that ends with the alternate
+// screen on, its text concealed (SGR 8) or drawn black on black, a scroll
+// region or a character set of its own, would hide the findings stockade
+// writes after it. The state is read from what reached the terminal,
+// after the wrapper.
+type screen struct {
+	f    *os.File
+	st   termstate.State
+	done chan struct{} // closed when the relay has ended
+	once sync.Once
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	n, err := s.f.Write(p)
+	s.st.Write(p[:n])
+	return n, err
+}
+
+func (c *Console) screen(f *os.File) *screen {
+	sc := &screen{f: f, done: make(chan struct{})}
+	c.screens = append(c.screens, sc)
+	return sc
+}
+
+// Settle waits for the relays to the user's terminals to end (the command
+// and init are gone: nothing holds their other end) and writes to each
+// terminal what undoes the modes the command's output left set. Call it
+// once the sandbox is gone, before stockade reports on the terminal what
+// the checks after the run found. Without a terminal it does nothing and
+// waits for nothing. Close does it too; it may be called more than once.
+func (c *Console) Settle() {
+	c.Started()
+	for _, sc := range c.screens {
+		<-sc.done
+		sc.once.Do(func() {
+			if b := sc.st.Undo(); len(b) > 0 {
+				sc.f.Write(b)
+			}
+		})
+	}
 }
 
 // Check refuses stdio that cannot be handed to a command: a directory
@@ -172,16 +222,21 @@ func (c *Console) relay(f *os.File, i int) (*os.File, error) {
 	// Chosen here, not in the copy: the caller may close f once the
 	// command is gone, while the copy still runs.
 	var dst io.Writer = io.Discard
+	var sc *screen
 	if !null {
 		dst = f
 		if term.IsTerminal(int(f.Fd())) {
-			dst = c.wrap(f)
+			sc = c.screen(f)
+			dst = c.wrap(sc)
 		}
 	}
 	c.closers = append(c.closers, w)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		if sc != nil {
+			defer close(sc.done)
+		}
 		io.Copy(dst, r)
 		r.Close()
 	}()
@@ -213,6 +268,7 @@ func (c *Console) Close() {
 	c.closed.Do(func() {
 		c.Started()
 		c.wg.Wait()
+		c.Settle()
 		close(c.stop)
 		for _, cl := range c.closers {
 			cl.Close()

@@ -182,3 +182,45 @@ func TestRelayFiltered(t *testing.T) {
 		t.Errorf("the terminal got %q", got.String())
 	}
 }
+
+// TestSettleUndoes: what the command's output left set on a terminal of
+// the user's (concealed text, the alternate screen) is undone before
+// stockade writes its own lines there, and only once.
+func TestSettleUndoes(t *testing.T) {
+	userMaster, userTTY, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer userMaster.Close()
+	defer userTTY.Close()
+	stdin, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	defer stdinW.Close()
+	c, err := Open(stdin, userTTY, userTTY, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stdout.WriteString("shown\x1b[?1049h\x1b[8m\x1b[30;40m")
+	c.Settle()
+	userTTY.WriteString("FINDING\n")
+	c.Close()
+	var got strings.Builder
+	br := bufio.NewReader(userMaster)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.WriteString(line)
+	undo := strings.Index(got.String(), "\x1b[m")
+	leave := strings.Index(got.String(), "\x1b[?1049l")
+	finding := strings.Index(got.String(), "FINDING")
+	if undo < 0 || leave < 0 || finding < leave || finding < undo {
+		t.Errorf("the terminal got %q; want the attributes reset and the alternate screen left before the finding", got.String())
+	}
+	if strings.Count(got.String(), "\x1b[?1049l") != 1 {
+		t.Errorf("the terminal got %q; want one undo", got.String())
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/stockade-dev/stockade/internal/slurm"
 	"github.com/stockade-dev/stockade/internal/testenv"
 )
@@ -66,6 +68,12 @@ type row struct {
 	// host's, as a shell's redirect hands it (< FILE). Otherwise stdin is
 	// /dev/null.
 	stdin string
+	// shownAfter, when set, is a line of stockade's exit report that the
+	// row's run must leave visible: stockade's stderr is a terminal (a
+	// pty; stdout stays a pipe), and what the command's output turned on
+	// there (concealed text, SGR 8; the alternate screen) must be turned
+	// off again before the line.
+	shownAfter string
 }
 
 const probeTimeout = 20 * time.Second
@@ -266,10 +274,13 @@ func runRow(t *testing.T, ru runner, host *hostSide, r row) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx.stdin = r.stdin
+	fx.stdin, fx.ttyStderr = r.stdin, r.shownAfter != ""
 	res := fx.sandbox(t, r.flags, r.args, timeout, r.env...)
-	fx.stdin = ""
+	fx.stdin, fx.ttyStderr = "", false
 	got := strings.TrimSpace(res.stdout)
+	if r.shownAfter != "" && !shownAfter(res.stderr, fx.expand([]string{r.shownAfter})[0]) {
+		t.Errorf("the exit report %q is not shown after what the command did to the terminal:\n%q", r.shownAfter, res.stderr)
+	}
 	if r.plainStderr && strings.ContainsFunc(res.stderr, func(c rune) bool { return c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f && c <= 0x9f }) {
 		t.Errorf("stockade printed a control character the command chose:\n%q", res.stderr)
 	}
@@ -350,14 +361,56 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr // stdin: /dev/null unless the row's
-	err = cmd.Run()
-	code := cmd.ProcessState.ExitCode()
+	var read chan struct{}
+	if fx.ttyStderr {
+		master, slave, err := pty.Open()
+		if err != nil {
+			t.Fatalf("opening a pty for stockade's stderr: %v", err)
+		}
+		defer master.Close()
+		cmd.Stderr, read = slave, make(chan struct{})
+		go func() {
+			defer close(read)
+			stderr.ReadFrom(master) // EIO once stockade and everything it started are gone
+		}()
+		defer slave.Close()
+	}
+	err = cmd.Start()
+	if err == nil {
+		if f, ok := cmd.Stderr.(*os.File); ok {
+			f.Close() // stockade's copy only
+		}
+		err = cmd.Wait()
+	}
+	if read != nil {
+		<-read
+	}
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
 	if ctx.Err() != nil {
 		stderr.WriteString(fmt.Sprintf("\n(killed after %v)", timeout))
 	} else if err != nil && code < 0 {
 		t.Fatalf("running stockade: %v", err)
 	}
 	return result{stdout.String(), stderr.String(), code}
+}
+
+// shownAfter reports whether line is in the terminal stream out after
+// every concealment (SGR 8) and alternate screen before it was undone.
+func shownAfter(out, line string) bool {
+	i := strings.Index(out, line)
+	if i < 0 {
+		return false
+	}
+	before := out[:i]
+	for _, mode := range [][2]string{{"\x1b[8m", "\x1b[m"}, {"\x1b[?1049h", "\x1b[?1049l"}} {
+		if on := strings.LastIndex(before, mode[0]); on >= 0 && strings.LastIndex(before, mode[1]) < on {
+			return false
+		}
+	}
+	return true
 }
 
 // stderrLines are the lines of stockade's stderr but the loosening every

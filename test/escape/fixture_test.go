@@ -189,6 +189,7 @@ type fixture struct {
 	other, spare, sandboxHm string
 	keepOwner               map[string]bool // files whose owner the row chose
 	stdin                   string          // the row's stdin, for its run (row.stdin)
+	ttyStderr               bool            // stockade's stderr is a pty, for the row's run (row.shownAfter)
 }
 
 // files of every fixture; the rows refer to them through {home}, {work}, {other}.

@@ -15,6 +15,13 @@ var reviewRows = []row{
 	// not). Every message is written out with termfilter.Visible.
 	{name: "report_name_terminal_escape", plainStderr: true,
 		args: sh(`mkdir -p .github/workflows && printf x >".github/workflows/a$(printf '\033]52;c;SGVsbG8=\007')b.yml" && echo MADE`), want: "MADE"},
+	// The command's last output to the user's terminal concealed what
+	// followed (SGR 8) and switched to the alternate screen: the exit
+	// report written after it, that a workflow was created, was there
+	// but could not be seen. What the command's output left set is undone
+	// before stockade reports (console.Settle).
+	{name: "report_hidden_by_terminal_modes", shownAfter: "REVIEW: .github/workflows/a.yml",
+		args: sh(`mkdir -p .github/workflows && echo x >.github/workflows/a.yml && printf '\033[8m\033[?1049h' >&2 && echo MADE`), want: "MADE"},
 	// A directory made unlistable (chmod 0311: names in it still open) used to
 	// make the scan skip it, masks and protections included. Root lists it
 	// anyway; an unprivileged user's next start refuses, naming it.
