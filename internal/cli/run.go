@@ -495,11 +495,8 @@ func printStatus(log logger, id string, e enforcement) {
 // restoredWarning prints what the tripwire restore put back, loudly.
 func restoredWarning(log logger) func([]tripwire.Change, error) {
 	return func(changes []tripwire.Change, err error) {
-		for _, c := range changes {
-			log.warn("TAMPER: %s was %s during the run; restored (%s)", c.Path, c.Kind, c.Detail)
-		}
-		if err != nil {
-			log.warn("tripwire restore incomplete: %v", err)
+		for _, l := range session.RestoredLines(changes, err) {
+			log.warn("%s", l)
 		}
 	}
 }
@@ -508,11 +505,8 @@ func restoredWarning(log logger) func([]tripwire.Change, error) {
 // whatever the log level: the user's next git command depends on it.
 func gitReport(log logger) func([]gitguard.Finding, error) {
 	return func(found []gitguard.Finding, err error) {
-		for _, f := range found {
-			log.printf(3, "", "%s", f)
-		}
-		if err != nil {
-			log.printf(3, "", "NOT CHECKED: the git metadata of the workdir: %v; review .git and nested repositories before you run git there", err)
+		for _, l := range session.GitLines(found, err) {
+			log.printf(3, "", "%s", l)
 		}
 	}
 }

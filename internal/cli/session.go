@@ -10,6 +10,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/session"
+	"github.com/stockade-dev/stockade/internal/termfilter"
 )
 
 // session starts j as a session with a detached supervisor; with -d it
@@ -66,9 +67,14 @@ func (c *runCmd) sessionEntry(j job.Job, r policy.Resolved, home string) session
 
 // attachTo attaches the terminal and turns the outcome into an exit status.
 func attachTo(store session.Store, id string) error {
-	code, detached, err := session.Attach(store, id, os.Stdin, os.Stdout)
+	code, detached, report, err := session.Attach(store, id, os.Stdin, os.Stdout)
 	if err != nil {
 		return err
+	}
+	// What the checks after the session found, as a foreground run
+	// prints it: the names in it are the command's to choose.
+	for _, l := range report {
+		fmt.Fprintf(os.Stderr, "stockade: %s\n", termfilter.Visible(l))
 	}
 	if detached {
 		// Attach left the cursor at the start of a clean line.

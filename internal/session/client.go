@@ -141,14 +141,18 @@ func Stop(store Store, id string, timeout time.Duration, warn func(string)) (Ses
 // for a client that detaches: the command keeps its full-screen interface,
 // the user's terminal gets its own screen back. On a detach the cursor is
 // then at the start of a clean line, for the caller's message.
-func Attach(store Store, id string, in, out *os.File) (code int, detached bool, err error) {
+//
+// Once the session has ended, report is what the checks after its runs
+// found (Exit.Report), for the caller to print: the terminal's modes are
+// undone and the cursor is at the start of a clean line by then.
+func Attach(store Store, id string, in, out *os.File) (code int, detached bool, report []string, err error) {
 	var rows, cols uint16
 	if w, h, err := term.GetSize(int(in.Fd())); err == nil {
 		rows, cols = uint16(h), uint16(w)
 	}
 	conn, r, _, err := Dial(store, id, Request{Op: OpAttach, Rows: rows, Cols: cols})
 	if err != nil {
-		return 0, false, err
+		return 0, false, nil, err
 	}
 	defer conn.Close()
 	if state, err := term.MakeRaw(int(in.Fd())); err == nil {
@@ -195,14 +199,14 @@ func Attach(store Store, id string, in, out *os.File) (code int, detached bool, 
 		case <-detach:
 			out.Write(screen.Detach())
 			screen = termstate.State{} // the deferred Undo has nothing left to do
-			return 0, true, nil
+			return 0, true, nil, nil
 		default:
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return 0, false, fmt.Errorf("session %s closed the connection", id)
+				return 0, false, nil, fmt.Errorf("session %s closed the connection", id)
 			}
-			return 0, false, fmt.Errorf("session %s: %w", id, err)
+			return 0, false, nil, fmt.Errorf("session %s: %w", id, err)
 		}
 		switch typ {
 		case FrameOutput:
@@ -211,7 +215,11 @@ func Attach(store Store, id string, in, out *os.File) (code int, detached bool, 
 		case FrameExit:
 			var e Exit
 			json.Unmarshal(payload, &e)
-			return e.Code, false, nil
+			if len(e.Report) > 0 {
+				out.Write(screen.Detach()) // a clean line for the report
+				screen = termstate.State{}
+			}
+			return e.Code, false, e.Report, nil
 		}
 	}
 }

@@ -74,7 +74,15 @@ type Response struct {
 type Exit struct {
 	Code   int    `json:"code"`
 	Reason string `json:"reason"`
+	// Report is what the checks after the session's runs found, a line
+	// each, as a foreground run prints it (REVIEW, QUARANTINED, TAMPER,
+	// the git check): the attached client shows it once it has the
+	// user's terminal back. At most maxReport lines.
+	Report []string `json:"report,omitempty"`
 }
+
+// maxReport bounds Exit.Report; the audit log has every line.
+const maxReport = 200
 
 const (
 	maxRequest = 4 << 10

@@ -58,6 +58,32 @@ func (r Reporter) GitChecked(found []gitguard.Finding, err error) {
 	}
 }
 
+// RestoredLines are the lines a run's report has for what the snapshot
+// restore put back: the foreground run prints them as warnings, an
+// attached session's client once the session has ended.
+func RestoredLines(changes []tripwire.Change, err error) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, fmt.Sprintf("TAMPER: %s was %s during the run; restored (%s)", c.Path, c.Kind, c.Detail))
+	}
+	if err != nil {
+		out = append(out, fmt.Sprintf("tripwire restore incomplete: %v", err))
+	}
+	return out
+}
+
+// GitLines are the lines a run's report has for the git check after it.
+func GitLines(found []gitguard.Finding, err error) []string {
+	var out []string
+	for _, f := range found {
+		out = append(out, f.String())
+	}
+	if err != nil {
+		out = append(out, fmt.Sprintf("NOT CHECKED: the git metadata of the workdir: %v; review .git and nested repositories before you run git there", err))
+	}
+	return out
+}
+
 // Guide is how the start event records the guide an agent was given: by
 // its hash and where it is, not its text (it is the same pages at every
 // start, and `stockade policy show` or the file itself has them).

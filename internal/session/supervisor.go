@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/stockade-dev/stockade/internal/authproxy"
 	"github.com/stockade-dev/stockade/internal/cgroup"
 	"github.com/stockade-dev/stockade/internal/egress"
+	"github.com/stockade-dev/stockade/internal/gitguard"
 	"github.com/stockade-dev/stockade/internal/job"
 	"github.com/stockade-dev/stockade/internal/policy"
 	"github.com/stockade-dev/stockade/internal/sandbox"
@@ -112,6 +114,9 @@ type supervisor struct {
 	// dropped holds the classes of escape sequences the terminal filter
 	// has dropped and the audit log has recorded, once each.
 	dropped map[termfilter.Class]bool
+	// ended is what the checks after the runs reported, for the clients
+	// attached at the end (Exit.Report); under mu.
+	ended []string
 }
 
 // Supervise runs the session until its command is done for good. ready is
@@ -214,12 +219,21 @@ func (s *supervisor) loop(svc *job.Services, ready func(error)) (int, string) {
 				},
 				CommandStarted: func() { ready(nil) },
 			},
-			Snapshot:   true,
-			Restored:   s.report().Restored,
-			OnFinding:  s.report().Finding,
-			GitChecked: s.report().GitChecked,
-			OnTamper:   s.tamperHook(),
-			Warn:       s.report().Warn,
+			Snapshot: true,
+			Restored: func(changes []tripwire.Change, err error) {
+				s.report().Restored(changes, err)
+				s.reportEnd(RestoredLines(changes, err)...)
+			},
+			OnFinding: func(f job.Finding) {
+				s.report().Finding(f)
+				s.reportEnd(f.String())
+			},
+			GitChecked: func(found []gitguard.Finding, err error) {
+				s.report().GitChecked(found, err)
+				s.reportEnd(GitLines(found, err)...)
+			},
+			OnTamper: s.tamperHook(),
+			Warn:     s.report().Warn,
 		})
 		s.clearMaster()
 		s.mu.Lock()
@@ -263,6 +277,22 @@ func crashed(status int) bool {
 
 // report is the session's reporter: its audit log.
 func (s *supervisor) report() Reporter { return Reporter{Event: s.logFrom} }
+
+// reportEnd keeps lines of the report for the clients attached at the
+// end, up to maxReport and a last line that says how many more the audit
+// log has.
+func (s *supervisor) reportEnd(lines ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range lines {
+		switch {
+		case len(s.ended) < maxReport:
+			s.ended = append(s.ended, l)
+		case len(s.ended) == maxReport:
+			s.ended = append(s.ended, fmt.Sprintf("... and more: stockade logs -s %s has every one", s.cfg.ID))
+		}
+	}
+}
 
 // tamperHook returns the tripwire callback when --tripwire is on: log a
 // TAMPER event and stop the session.
@@ -321,8 +351,9 @@ func (s *supervisor) finish(code int, reason string) {
 	s.mu.Lock()
 	clients := s.clients
 	s.clients = map[*client]struct{}{}
+	ended := s.ended
 	s.mu.Unlock()
-	payload := []byte(fmt.Sprintf(`{"code":%d,"reason":%q}`, code, reason))
+	payload, _ := json.Marshal(Exit{Code: code, Reason: reason, Report: ended})
 	for c := range clients {
 		c.send(FrameExit, payload)
 		c.close()

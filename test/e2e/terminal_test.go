@@ -180,3 +180,21 @@ func TestDetachClean(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionEndReport: a run on a terminal is a session the CLI attaches
+// to; what the checks after it found (a workflow the command created) was
+// only in the audit log. It is shown once the session has ended, on the
+// main screen, after the command's modes (the alternate screen it left on)
+// are undone.
+func TestSessionEndReport(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	m := newTmux(t, e, 120, 30, bin+` run --log-level error -- sh -c 'mkdir -p .github/workflows && echo x >.github/workflows/a.yml; printf "\033[?1049h\033[8mhidden"'`)
+	screen := m.waitScreen("exit=")
+	if !strings.Contains(screen, "REVIEW: .github/workflows/a.yml") {
+		t.Errorf("the end of the session did not show the exit report:\n%s", screen)
+	}
+	if alt := strings.TrimSpace(m.run("display-message", "-p", "#{alternate_on}")); alt != "0" {
+		t.Errorf("the pane is left on the alternate screen (alternate_on %s)", alt)
+	}
+}
