@@ -328,10 +328,7 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	// configuration or a project's storage there); a tree in one is
 	// refused, before anything is made. The masks are added at the end,
 	// for the trees as they end up.
-	firstHome := c.sandboxHomePath(home, r.Policy)
-	checked := policy.Policy{Workdir: r.Policy.Workdir, RW: slices.Clone(r.Policy.RW), RO: slices.Clone(r.Policy.RO)}
-	private, err := privateExposure(home, checked, firstHome)
-	if err != nil {
+	if _, err := privateExposure(home, r.Policy, c.sandboxHomePath(home, r.Policy)); err != nil {
 		return job.Job{}, r, "", err
 	}
 	rel, err := homeRel(name, r.Policy)
@@ -428,12 +425,12 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 	}
 	// The trees as they end up: an agent's install adds --ro trees (node
 	// under ~/.local), a Slurm job its job directory. They are checked
-	// again (else the first check's answer stands), and what they hold
+	// again (what was made since, and what another sandbox of the
+	// project changed meanwhile, is looked at too), and what they hold
 	// is masked.
-	if !sameTrees(j.Policy, checked) || sandboxHome.Path != firstHome {
-		if private, err = privateExposure(home, j.Policy, sandboxHome.Path); err != nil {
-			return job.Job{}, r, home, err
-		}
+	private, err := privateExposure(home, j.Policy, sandboxHome.Path)
+	if err != nil {
+		return job.Job{}, r, home, err
 	}
 	for _, pd := range private {
 		if err := pd.make(); err != nil {
@@ -442,12 +439,6 @@ func (c *runCmd) job(onID func(id string, r policy.Resolved)) (job.Job, policy.R
 		j.Policy.Mask = append(slices.Clip(j.Policy.Mask), pd.dir)
 	}
 	return j, r, home, nil
-}
-
-// sameTrees reports whether a and b show the sandbox the same trees: the
-// workdir, the --rw and the --ro paths, in the same order.
-func sameTrees(a, b policy.Policy) bool {
-	return a.Workdir == b.Workdir && slices.Equal(a.RW, b.RW) && slices.Equal(a.RO, b.RO)
 }
 
 // sandboxHomeName is the name of the run's sandbox HOME: run, or the agent's.
