@@ -81,8 +81,13 @@ type Exit struct {
 	Report []string `json:"report,omitempty"`
 }
 
-// maxReport bounds Exit.Report; the audit log has every line.
-const maxReport = 200
+// maxReport and maxReportBytes bound Exit.Report (its lines are escaped
+// at most sixfold in JSON, well within maxFrame); the audit log has every
+// line.
+const (
+	maxReport      = 200
+	maxReportBytes = 64 << 10
+)
 
 const (
 	maxRequest = 4 << 10

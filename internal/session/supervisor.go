@@ -115,8 +115,11 @@ type supervisor struct {
 	// has dropped and the audit log has recorded, once each.
 	dropped map[termfilter.Class]bool
 	// ended is what the checks after the runs reported, for the clients
-	// attached at the end (Exit.Report); under mu.
-	ended []string
+	// attached at the end (Exit.Report), endedBytes its length, endedFull
+	// whether the rest is left to the audit log; under mu.
+	ended      []string
+	endedBytes int
+	endedFull  bool
 }
 
 // Supervise runs the session until its command is done for good. ready is
@@ -279,18 +282,23 @@ func crashed(status int) bool {
 func (s *supervisor) report() Reporter { return Reporter{Event: s.logFrom} }
 
 // reportEnd keeps lines of the report for the clients attached at the
-// end, up to maxReport and a last line that says how many more the audit
-// log has.
+// end, up to maxReport lines and maxReportBytes (the command chooses the
+// names in them: the exit frame must stay far below maxFrame), and a last
+// line that says the audit log has the rest.
 func (s *supervisor) reportEnd(lines ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range lines {
-		switch {
-		case len(s.ended) < maxReport:
-			s.ended = append(s.ended, l)
-		case len(s.ended) == maxReport:
-			s.ended = append(s.ended, fmt.Sprintf("... and more: stockade logs -s %s has every one", s.cfg.ID))
+		if s.endedFull {
+			return
 		}
+		if len(s.ended) == maxReport || s.endedBytes+len(l) > maxReportBytes {
+			s.ended = append(s.ended, fmt.Sprintf("... and more: stockade logs -s %s has every one", s.cfg.ID))
+			s.endedFull = true
+			return
+		}
+		s.ended = append(s.ended, l)
+		s.endedBytes += len(l)
 	}
 }
 
