@@ -146,23 +146,8 @@ func TestAttach(t *testing.T) {
 // TestRelayFiltered: output relayed to a terminal of the user's goes
 // through the wrapper: an OSC 52 the command writes never reaches it.
 func TestRelayFiltered(t *testing.T) {
-	userMaster, userTTY, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer userMaster.Close()
-	defer userTTY.Close()
-	stdin, stdinW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	defer stdinW.Close()
 	wrap := func(w io.Writer) io.Writer { return termfilter.NewWriter(w, nil) }
-	c, err := Open(stdin, userTTY, userTTY, wrap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, userMaster, userTTY := openOnTerminal(t, wrap)
 	if c.TTY || c.Stdout == userTTY || c.Stderr == userTTY {
 		t.Fatalf("a terminal stdout is not relayed: tty %v", c.TTY)
 	}
@@ -187,22 +172,7 @@ func TestRelayFiltered(t *testing.T) {
 // the user's (concealed text, the alternate screen) is undone before
 // stockade writes its own lines there, and only once.
 func TestSettleUndoes(t *testing.T) {
-	userMaster, userTTY, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer userMaster.Close()
-	defer userTTY.Close()
-	stdin, stdinW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	defer stdinW.Close()
-	c, err := Open(stdin, userTTY, userTTY, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, userMaster, userTTY := openOnTerminal(t, nil)
 	c.Stdout.WriteString("shown\x1b[?1049h\x1b[8m\x1b[30;40m")
 	c.Settle()
 	userTTY.WriteString("FINDING\n")
@@ -223,4 +193,25 @@ func TestSettleUndoes(t *testing.T) {
 	if strings.Count(got.String(), "\x1b[?1049l") != 1 {
 		t.Errorf("the terminal got %q; want one undo", got.String())
 	}
+}
+
+// openOnTerminal opens a console whose stdout and stderr are a terminal of
+// the user's (a pty; its master is returned to read what reached it) and
+// whose stdin is a pipe: the relay path, not the command's own pty.
+func openOnTerminal(t *testing.T, wrap func(io.Writer) io.Writer) (c *Console, userMaster, userTTY *os.File) {
+	t.Helper()
+	userMaster, userTTY, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	t.Cleanup(func() { userMaster.Close(); userTTY.Close() })
+	stdin, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); stdinW.Close() })
+	if c, err = Open(stdin, userTTY, userTTY, wrap); err != nil {
+		t.Fatal(err)
+	}
+	return c, userMaster, userTTY
 }
