@@ -73,10 +73,14 @@ func Guide(in GuideInput) string {
 
 // direct is what the guide says of a program that ignores the proxy
 // variables: captured, its denial is a line like any other; without
-// capture (--containers) it fails at once and leaves none.
+// capture (--containers) it fails at once and leaves none. The guide is
+// written before the sandbox exists, and the kernel may still refuse the
+// capture rules (stockade then warns the user and runs without them), so
+// the capture text also says how that case shows itself.
 func direct(capture bool) string {
 	if capture {
-		return "A direct connection (a program that ignores the proxy variables) is captured: when refused it is reset (\"connection reset by peer\", ECONNRESET) and leaves a capture line there too. "
+		return "A direct connection (a program that ignores the proxy variables) is captured: when refused it is reset (\"connection reset by peer\", ECONNRESET) and leaves a capture line there too. " +
+			"Only where this machine's kernel refused the capture rules does it fail at once with ENETUNREACH (\"network is unreachable\") instead, and leave no line: then point it at the proxy. "
 	}
 	return "This sandbox has no capture of direct connections: a program that ignores the proxy variables fails with ENETUNREACH (\"network is unreachable\") and leaves no line there; point it at the proxy. "
 }
