@@ -259,6 +259,39 @@ func (g *Group) Close() error {
 	return errors.Join(errs...)
 }
 
+// Sweep removes the groups beside g's, in each hierarchy g has a
+// directory in, whose names start with prefix and that stale says were
+// left by a stockade that is gone (a supervisor killed with SIGKILL leaves
+// its group behind, empty once its sandbox is gone). A group goes only if
+// it is empty: nothing is killed, and a group that still holds a process
+// stays (rmdir refuses it). It returns the directories it removed.
+func (g *Group) Sweep(prefix string, stale func(name string) bool) []string {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	dirs := slices.Clone(g.dirs)
+	g.mu.Unlock()
+	var removed []string
+	for _, dir := range dirs {
+		parent, own := filepath.Split(dir)
+		ents, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if name == own || !e.IsDir() || !strings.HasPrefix(name, prefix) || !stale(name) {
+				continue
+			}
+			if unix.Rmdir(filepath.Join(parent, name)) == nil {
+				removed = append(removed, filepath.Join(parent, name))
+			}
+		}
+	}
+	return removed
+}
+
 // killAll kills every process in the cgroup at dir and waits until it is empty.
 // cgroup.kill (v2) is atomic against forks; without it, SIGKILLing the pids in
 // cgroup.procs again until none remain catches the ones forked meanwhile.

@@ -433,3 +433,61 @@ func TestCloseNil(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSweep leaves groups beside a run's own, as stockades killed with
+// SIGKILL do, and checks that Sweep removes exactly the empty ones stale
+// names, never its own, one that holds a process, or one stale does not
+// name.
+func TestSweep(t *testing.T) {
+	l := Limits{Pids: 20}
+	g, _ := newGroup(t, l)
+	if len(g.Paths()) == 0 {
+		if mustWork() {
+			t.Fatal("STOCKADE_MUST_WORK=1: no group was created")
+		}
+		t.Skipf("uid %d can create no group here: there is nothing to sweep", os.Geteuid())
+	}
+	prefix := testName(t) + "-"
+	left := func(suffix string) *Group {
+		t.Helper()
+		o, _, err := New(prefix+suffix, l)
+		if err != nil || len(o.Paths()) != len(g.Paths()) {
+			t.Fatalf("New(%s): %v, paths %v", prefix+suffix, err, o.Paths())
+		}
+		t.Cleanup(func() { _ = o.Close() })
+		return o
+	}
+	dead, busy, live := left("dead"), left("busy"), left("live")
+	sleep := start(t, exec.CommandContext(withTimeout(t, 20*time.Second), "sleep", "30"))
+	if err := busy.Add(sleep.cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	removed := g.Sweep(prefix, func(name string) bool {
+		asked = append(asked, name)
+		return name != prefix+"live"
+	})
+	slices.Sort(asked)
+	if want := []string{prefix + "busy", prefix + "dead", prefix + "live"}; !slices.Equal(asked, want) {
+		t.Errorf("stale was asked about %v, want %v (never the group's own)", asked, want)
+	}
+	if !slices.Equal(removed, dead.Paths()) {
+		t.Errorf("Sweep removed %v, want %v", removed, dead.Paths())
+	}
+	for _, d := range dead.Paths() {
+		if exists(d) {
+			t.Errorf("%s is still there", d)
+		}
+	}
+	for _, o := range []*Group{g, busy, live} {
+		for _, d := range o.Paths() {
+			if !exists(d) {
+				t.Errorf("Sweep removed %s", d)
+			}
+		}
+	}
+	var none *Group
+	if got := none.Sweep(prefix, func(string) bool { return true }); got != nil {
+		t.Errorf("a nil group swept %v", got)
+	}
+}

@@ -29,6 +29,9 @@ func (g *Group) Add(pid int) error { return nil }
 // Close does nothing.
 func (g *Group) Close() error { return nil }
 
+// Sweep does nothing: there are no groups.
+func (g *Group) Sweep(string, func(string) bool) []string { return nil }
+
 // TaskFiles does nothing here.
 func (g *Group) TaskFiles() []int { return nil }
 

@@ -53,6 +53,12 @@ func (p *Pending) Add(pid int) error {
 	return g.Add(pid)
 }
 
+// Sweep waits for the group, then is Group.Sweep.
+func (p *Pending) Sweep(prefix string, stale func(name string) bool) []string {
+	g, _, _ := p.Wait()
+	return g.Sweep(prefix, stale)
+}
+
 // Close waits for the group, then is Group.Close.
 func (p *Pending) Close() error {
 	g, _, _ := p.Wait()

@@ -171,8 +171,14 @@ func (c *runCmd) run() error {
 				rec.Started(e.line(), e.Loosenings)
 				return nil
 			},
-			InitStarted:    func(int) error { con.Started(); return nil }, // init holds its stdio
-			CommandStarted: rec.Open,                                      // the record is made while stockade waits for the command
+			InitStarted: func(int) error { con.Started(); return nil }, // init holds its stdio
+			// The record is made while stockade waits for the command,
+			// and the cgroups of runs killed before they could remove
+			// their own go.
+			CommandStarted: func() {
+				rec.Open()
+				svc.SweepCgroups(c.sessionConfig(j, r).Store.Gone)
+			},
 			// Nothing inside can act any more: the cgroup goes (once init
 			// has torn its namespaces down) beside the checks, and the
 			// rest after them; the deferred Close waits for both.

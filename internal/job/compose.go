@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,6 +87,7 @@ type Services struct {
 	limitsOnce sync.Once
 	report     cgroup.Report
 	limitsErr  error
+	sweep      sync.WaitGroup // SweepCgroups, which Close waits for
 	closeOnce  sync.Once
 }
 
@@ -109,9 +111,12 @@ type Wiring struct {
 	Event func(source, event string, fields map[string]any)
 }
 
+// groupPrefix begins the name of every run's cgroup; the run's id follows.
+const groupPrefix = "stockade-"
+
 // BeginCgroup begins making the cgroup of the run with the given id.
 func BeginCgroup(id string, l cgroup.Limits) *cgroup.Pending {
-	return cgroup.Begin("stockade-"+id, l)
+	return cgroup.Begin(groupPrefix+id, l)
 }
 
 // Compose makes the services of j. On an error nothing of them is left.
@@ -318,6 +323,17 @@ func (s *Services) Group() *cgroup.Group {
 	return s.group
 }
 
+// SweepCgroups removes the empty cgroups beside this run's that runs now
+// gone left behind (a stockade killed with SIGKILL cannot remove its own):
+// gone(id) says the run with that id has ended. It works in the
+// background; Close waits for it.
+func (s *Services) SweepCgroups(gone func(id string) bool) {
+	g := s.Group()
+	s.sweep.Go(func() {
+		g.Sweep(groupPrefix, func(name string) bool { return gone(strings.TrimPrefix(name, groupPrefix)) })
+	})
+}
+
 // CloseProxies stops the proxies: new connections are refused, the auth
 // proxy lets its requests finish, and both log what they served; the
 // denials file is closed. It may be called more than once.
@@ -363,6 +379,7 @@ func (s *Services) Close() {
 	s.closeOnce.Do(func() {
 		s.CloseProxies()
 		s.CloseCgroup()
+		s.sweep.Wait()
 		// The engine ended with its sandbox: the storage is free.
 		s.store.Close()
 	})

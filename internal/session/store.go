@@ -89,6 +89,18 @@ func (s Session) Effective() State {
 	return s.State
 }
 
+// Gone reports whether the run or session id has a record that says it
+// is over: it ended, or the stockade that ran it is gone. One without a
+// record is not: a foreground run's record is made only once its command
+// runs.
+func (s Store) Gone(id string) bool {
+	if id == "" || strings.ContainsAny(id, "/.") {
+		return false
+	}
+	sess, err := s.Load(id)
+	return err == nil && sess.ID == id && !sess.Active()
+}
+
 // Store is the state directory of one user.
 type Store struct{ Root string }
 

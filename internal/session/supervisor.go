@@ -220,7 +220,12 @@ func (s *supervisor) loop(svc *job.Services, ready func(error)) (int, string) {
 						return nil
 					})
 				},
-				CommandStarted: func() { ready(nil) },
+				CommandStarted: func() {
+					ready(nil)
+					if attempt == 0 {
+						svc.SweepCgroups(s.cfg.Store.Gone)
+					}
+				},
 			},
 			Snapshot: true,
 			Restored: func(changes []tripwire.Change, err error) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stockade-dev/stockade/internal/testenv"
 )
 
 func TestRunBasics(t *testing.T) {
@@ -211,11 +214,79 @@ func TestNothingOutlivesKill(t *testing.T) {
 	if !waitFor(func() bool { return processWithArg0(marker) }) {
 		t.Fatal("the marker process never appeared")
 	}
+	groups := cgroupsOf(t, marker)
+	if os.Getuid() == 0 && testenv.MustWork() && len(groups) == 0 {
+		t.Fatal("STOCKADE_MUST_WORK=1: root's sandbox is in no cgroup of its own")
+	}
+	// The record that says whose the group is is written once the command
+	// runs, beside it.
+	id := strings.TrimPrefix(filepath.Base(firstOr(groups, "stockade-")), "stockade-")
+	record := filepath.Join(e.home, ".local/state/stockade/sessions", id, "session.json")
+	if len(groups) > 0 && !waitFor(func() bool { _, err := os.Stat(record); return err == nil }) {
+		t.Fatalf("no record %s", record)
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	if !waitFor(func() bool { return !processWithArg0(marker) }) {
 		t.Fatalf("%s outlived a SIGKILLed stockade", marker)
 	}
+	// A stockade killed so cannot remove its cgroup: the next run does.
+	for _, g := range groups {
+		if _, err := os.Stat(g); err != nil {
+			t.Logf("%s: %v (the kernel removed it?)", g, err)
+		}
+	}
+	if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
+		t.Fatalf("the next run: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, g := range groups {
+		if _, err := os.Stat(g); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the cgroup %s of the killed run is still there after the next run (%v)", g, err)
+		}
+	}
+}
+
+// cgroupsOf returns the directories of the stockade cgroups the process
+// whose argv[0] is arg0 is in, one per hierarchy.
+func cgroupsOf(t *testing.T, arg0 string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(b), arg0+"\x00") {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dirs []string
+		for line := range strings.Lines(string(cg)) {
+			// hierarchy-ID:controllers:path
+			f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+			if len(f) != 3 || !strings.Contains(f[2], "/stockade-") {
+				continue
+			}
+			mount := "/sys/fs/cgroup/unified"
+			if f[1] != "" {
+				mount = "/sys/fs/cgroup/" + strings.TrimPrefix(strings.Split(f[1], ",")[0], "name=")
+			}
+			if _, err := os.Stat(mount); err != nil {
+				mount = "/sys/fs/cgroup"
+			}
+			dirs = append(dirs, filepath.Join(mount, f[2]))
+		}
+		return dirs
+	}
+	t.Fatalf("no process %s", arg0)
+	return nil
+}
+
+func firstOr(s []string, or string) string {
+	if len(s) == 0 {
+		return or
+	}
+	return s[0]
 }
 
 // waitFor polls cond for up to 5s: the kernel tears a PID namespace down
