@@ -51,6 +51,7 @@ type Console struct {
 	closers []io.Closer
 	started bool
 	closed  sync.Once
+	settled sync.Once // Settle's writes
 	restore func()
 	wg      sync.WaitGroup
 	stop    chan struct{}
@@ -135,7 +136,6 @@ type screen struct {
 	f    *os.File
 	st   termstate.State
 	done chan struct{} // closed when the relay has ended
-	once sync.Once
 }
 
 func (s *screen) Write(p []byte) (int, error) {
@@ -152,7 +152,9 @@ func (c *Console) screen(f *os.File) *screen {
 
 // Settle waits for the relays to the user's terminals to end (the command
 // and init are gone: nothing holds their other end) and writes to each
-// terminal what undoes the modes the command's output left set. Call it
+// terminal what undoes the modes the command's output left set, then a
+// move to the start of a clean line below what it drew (termstate's
+// Detach: the session client does the same). Call it
 // once the sandbox is gone, before stockade reports on the terminal what
 // the checks after the run found. Without a terminal it does nothing and
 // waits for nothing. Close does it too; it may be called more than once.
@@ -160,12 +162,44 @@ func (c *Console) Settle() {
 	c.Started()
 	for _, sc := range c.screens {
 		<-sc.done
-		sc.once.Do(func() {
-			if b := sc.st.Undo(); len(b) > 0 {
-				sc.f.Write(b)
-			}
-		})
 	}
+	c.settled.Do(func() {
+		// The command's stdout and stderr are most often one terminal:
+		// one move to a clean line below what both drew, so that
+		// stockade's lines neither land where the command left the
+		// cursor (on text it wrote to look like them) nor twice.
+		for _, same := range byTerminal(c.screens) {
+			sts := make([]*termstate.State, len(same))
+			for i, sc := range same {
+				sts[i] = &sc.st
+			}
+			if b := termstate.DetachAll(sts...); len(b) > 0 {
+				same[0].f.Write(b)
+			}
+		}
+	})
+}
+
+// byTerminal groups the screens by the terminal they write to, in order.
+func byTerminal(scs []*screen) [][]*screen {
+	type id struct{ dev, rdev, ino uint64 }
+	var groups [][]*screen
+	seen := map[id]int{}
+	for _, sc := range scs {
+		var st unix.Stat_t
+		if unix.Fstat(int(sc.f.Fd()), &st) != nil {
+			groups = append(groups, []*screen{sc})
+			continue
+		}
+		k := id{uint64(st.Dev), uint64(st.Rdev), st.Ino}
+		if i, ok := seen[k]; ok {
+			groups[i] = append(groups[i], sc)
+			continue
+		}
+		seen[k] = len(groups)
+		groups = append(groups, []*screen{sc})
+	}
+	return groups
 }
 
 // Check refuses stdio that cannot be handed to a command: a directory

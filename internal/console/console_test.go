@@ -170,28 +170,62 @@ func TestRelayFiltered(t *testing.T) {
 
 // TestSettleUndoes: what the command's output left set on a terminal of
 // the user's (concealed text, the alternate screen) is undone before
-// stockade writes its own lines there, and only once.
+// stockade writes its own lines there, and only once; and stockade's lines
+// start on a clean line of their own, not where the command left the
+// cursor (on text written to look like them).
 func TestSettleUndoes(t *testing.T) {
-	c, userMaster, userTTY := openOnTerminal(t, nil)
-	c.Stdout.WriteString("shown\x1b[?1049h\x1b[8m\x1b[30;40m")
-	c.Settle()
-	userTTY.WriteString("FINDING\n")
-	c.Close()
-	var got strings.Builder
-	br := bufio.NewReader(userMaster)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	got.WriteString(line)
-	undo := strings.Index(got.String(), "\x1b[m")
-	leave := strings.Index(got.String(), "\x1b[?1049l")
-	finding := strings.Index(got.String(), "FINDING")
-	if undo < 0 || leave < 0 || finding < leave || finding < undo {
-		t.Errorf("the terminal got %q; want the attributes reset and the alternate screen left before the finding", got.String())
-	}
-	if strings.Count(got.String(), "\x1b[?1049l") != 1 {
-		t.Errorf("the terminal got %q; want one undo", got.String())
+	for _, tc := range []struct {
+		name, out, errOut string
+		want              []string // in this order, before the finding
+	}{
+		// Leaving 1049 restores the attributes saved on entry: the
+		// reset must come after it.
+		{"concealed then alternate screen", "shown\x1b[8m\x1b[30;40m\x1b[?1049h", "", []string{"\x1b[?1049l", "\x1b[m"}},
+		{"alternate screen then concealed", "shown\x1b[?1049h\x1b[8m\x1b[30;40m", "", []string{"\x1b[m", "\x1b[?1049l"}},
+		// The cursor put back at the top, over padding: the report goes
+		// to the screen's last line.
+		{"cursor placed", "\x1b[2J\x1b[H                    ; expected\n\x1b[H", "", []string{"\x1b[999;1H\r"}},
+		{"scroll region", "text\n\x1b[5;6r", "", []string{"\x1b[r", "\x1b[999;1H\r"}},
+		// stdout and stderr, one terminal: one move for both.
+		{"both streams", "\x1b[8mout", "err\x1b[1A", []string{"\x1b[m", "\x1b[999;1H\r"}},
+		{"both mid-line", "out", "err", []string{"\r"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, userMaster, userTTY := openOnTerminal(t, nil)
+			c.Stdout.WriteString(tc.out)
+			if tc.errOut != "" {
+				c.Stderr.WriteString(tc.errOut)
+			}
+			c.Settle()
+			c.Settle()
+			userTTY.WriteString("FINDING\n")
+			c.Close()
+			var got strings.Builder
+			br := bufio.NewReader(userMaster)
+			for !strings.Contains(got.String(), "FINDING") {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("%v after %q", err, got.String())
+				}
+				got.WriteString(line)
+			}
+			s := got.String()
+			at := len(tc.out) + len(tc.errOut) - 1
+			for _, w := range tc.want {
+				i := strings.Index(s[at+1:], w)
+				if i < 0 {
+					t.Fatalf("the terminal got %q; want %q after what the command wrote, in order %q", s, w, tc.want)
+				}
+				at += 1 + i
+			}
+			finding := strings.Index(s, "FINDING")
+			if finding < at || !strings.HasSuffix(s[:finding], "\x1b[J") {
+				t.Errorf("the terminal got %q; want the undo, then a clean line (ESC [ J), then the finding", s)
+			}
+			if strings.Count(s, "\x1b[J") != 1 {
+				t.Errorf("the terminal got %q; want one settle", s)
+			}
+		})
 	}
 }
 

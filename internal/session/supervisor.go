@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,12 +115,12 @@ type supervisor struct {
 	// dropped holds the classes of escape sequences the terminal filter
 	// has dropped and the audit log has recorded, once each.
 	dropped map[termfilter.Class]bool
-	// ended is what the checks after the runs reported, for the clients
-	// attached at the end (Exit.Report), endedBytes its length, endedFull
-	// whether the rest is left to the audit log; under mu.
-	ended      []string
-	endedBytes int
-	endedFull  bool
+	// ended and review are what the checks after the runs reported, for
+	// the clients attached at the end (Exit.Report, see reportEnd):
+	// review the plain REVIEW lines, ended the rest; endedLeft how many
+	// lines are left to the audit log; under mu.
+	ended, review reportTier
+	endedLeft     int
 }
 
 // Supervise runs the session until its command is done for good. ready is
@@ -288,23 +289,54 @@ func (s *supervisor) report() Reporter { return Reporter{Event: s.logFrom} }
 
 // reportEnd keeps lines of the report for the clients attached at the
 // end, up to maxReport lines and maxReportBytes (the command chooses the
-// names in them: the exit frame must stay far below maxFrame), and a last
-// line that says the audit log has the rest.
+// names in them: the exit frame must stay far below maxFrame). Each is
+// kept as it will be shown (termfilter.Visible: the frame's JSON would
+// turn bytes that are not UTF-8 into U+FFFD, and two names into one).
+// The lines that need the user now (QUARANTINED, REVIEW NOW, TAMPER, the
+// git check's) come before the plain REVIEW ones, so that a flood of
+// files the command made cannot push them out (endReport).
 func (s *supervisor) reportEnd(lines ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range lines {
-		if s.endedFull {
-			return
+		l = termfilter.Visible(l)
+		t := &s.ended
+		if strings.HasPrefix(l, "REVIEW: ") {
+			t = &s.review
 		}
-		if len(s.ended) == maxReport || s.endedBytes+len(l) > maxReportBytes {
-			s.ended = append(s.ended, fmt.Sprintf("... and more: stockade logs -s %s has every one", s.cfg.ID))
-			s.endedFull = true
-			return
+		if len(t.lines) == maxReport || t.bytes+len(l) > maxReportBytes {
+			s.endedLeft++
+			continue
 		}
-		s.ended = append(s.ended, l)
-		s.endedBytes += len(l)
+		t.lines = append(t.lines, l)
+		t.bytes += len(l)
 	}
+}
+
+// reportTier is a part of the exit report, and its length in bytes.
+type reportTier struct {
+	lines []string
+	bytes int
+}
+
+// endReport is the report for the exit frame: the urgent lines, then the
+// plain reviews, within maxReport lines and maxReportBytes, and a last
+// line that says how many were left to the audit log.
+func (s *supervisor) endReport() []string {
+	var out []string
+	left, size := s.endedLeft, 0
+	for _, l := range append(slices.Clip(s.ended.lines), s.review.lines...) {
+		if len(out) == maxReport || size+len(l) > maxReportBytes {
+			left++
+			continue
+		}
+		out = append(out, l)
+		size += len(l)
+	}
+	if left > 0 {
+		out = append(out, fmt.Sprintf("... and %d more: stockade logs -s %s has every one", left, s.cfg.ID))
+	}
+	return out
 }
 
 // tamperHook returns the tripwire callback when --tripwire is on: log a
@@ -364,7 +396,7 @@ func (s *supervisor) finish(code int, reason string) {
 	s.mu.Lock()
 	clients := s.clients
 	s.clients = map[*client]struct{}{}
-	ended := s.ended
+	ended := s.endReport()
 	s.mu.Unlock()
 	payload, _ := json.Marshal(Exit{Code: code, Reason: reason, Report: ended})
 	for c := range clients {

@@ -15,12 +15,14 @@ type decMode struct {
 // State.Undo); synchronized output (2026) first.
 var decModes = map[int]decMode{
 	1:    {false, "application cursor keys: the arrow keys send ESC O A, which a shell reads as text"},
+	5:    {false, "reverse video: the whole screen is drawn inverted"},
 	6:    {false, "origin mode: cursor positions count from the scroll region"},
 	7:    {true, "autowrap off: long lines overwrite their last column"},
 	9:    {false, "X10 mouse reporting: clicks arrive as text"},
 	25:   {true, "the cursor is hidden"},
 	47:   {false, "the alternate screen: the shell's screen stays hidden"},
 	66:   {false, "application keypad: the keypad sends escape sequences"},
+	69:   {false, "left and right margins (DECLRMM): with margins set (DECSLRM), text is squeezed between two columns"},
 	1000: {false, "mouse reporting: clicks arrive as text"},
 	1001: {false, "highlight mouse tracking"},
 	1002: {false, "mouse drag reporting"},

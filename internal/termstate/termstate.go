@@ -135,12 +135,62 @@ func (s *State) Undo() []byte {
 	if s.charset {
 		out = append(out, "\x1b(B\x1b)B\x0f"...) // ASCII in G0 and G1, and G0 shifted in
 	}
+	left := false
 	for _, n := range altScreens {
 		if s.dec[n] {
 			out = append(out, setDEC(n, false)...)
+			left = true
+		}
+	}
+	if left {
+		// Leaving 1049 restores what was saved on entry with the cursor,
+		// the attributes and the character sets (xterm, tmux): an SGR 8
+		// written just before entering would conceal what comes next.
+		// They are reset again on the screen that stays. (Not origin
+		// mode, which xterm restores too: turning it off homes the
+		// cursor, and with the scroll region reset it changes nothing.)
+		out = append(out, "\x1b[m\x1b(B\x1b)B\x0f"...)
+		if s.region {
+			out = append(out, "\x1b7\x1b[r\x1b8"...)
 		}
 	}
 	return out
+}
+
+// DetachAll is Detach for the outputs of one program that share a
+// terminal (its stdout and its stderr): each one's modes are undone, then
+// one move to a clean line for a message. Each State follows only its own
+// output, so with more than one that wrote, where the cursor is depends on
+// which wrote last: if any of them moved it up or placed it, the move is to
+// the screen's last line, else to the start of a new line if any of them
+// left it mid-line.
+func DetachAll(ss ...*State) []byte {
+	var wrote []*State
+	for _, s := range ss {
+		if s.wroteAny {
+			wrote = append(wrote, s)
+		}
+	}
+	switch len(wrote) {
+	case 0:
+		return nil
+	case 1:
+		return wrote[0].Detach()
+	}
+	var out []byte
+	bottom, mid := false, false
+	for _, s := range wrote {
+		out = append(out, s.Undo()...)
+		bottom = bottom || s.placed || s.dec[47] || s.dec[1047] || s.lowest != s.row
+		mid = mid || s.midLine
+	}
+	switch {
+	case bottom:
+		out = append(out, "\x1b[999;1H\r\n"...)
+	case mid:
+		out = append(out, "\r\n"...)
+	}
+	return append(out, "\x1b[J"...)
 }
 
 // Detach is Undo and then a move to the start of a clean line below what

@@ -18,13 +18,13 @@ func TestUndo(t *testing.T) {
 		// What Claude Code 2.1.330 sets, seen on a tmux pane.
 		{"a full-screen agent",
 			"\x1b[?1049h\x1b[?1000h\x1b[?1002h\x1b[?1003h\x1b[?1006h\x1b[?1004h\x1b[?2004h\x1b[?2031h\x1b[?25l\x1b[2J\x1b[H\x1b[38;3Hhi\x1b[?u\x1b[>0q",
-			"\x1b[m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1006l\x1b[?2004l\x1b[?2031l\x1b[?1049l",
-			"\x1b[m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1006l\x1b[?2004l\x1b[?2031l\x1b[?1049l\x1b[J"},
+			"\x1b[m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1006l\x1b[?2004l\x1b[?2031l\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f",
+			"\x1b[m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1006l\x1b[?2004l\x1b[?2031l\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f\x1b[J"},
 		{"modes turned off again", "\x1b[?1049h\x1b[?1000;1006h\x1b[?25l\x1b[?1000;1006l\x1b[?25h\x1b[?1049l", "\x1b[m", "\x1b[m\x1b[J"},
 		{"several modes in one", "\x1b[?1;7;2004l\x1b[?1;1004h", "\x1b[m\x1b[?1l\x1b[?7h\x1b[?1004l", "\x1b[m\x1b[?1l\x1b[?7h\x1b[?1004l\x1b[J"},
-		{"synchronized output cut off", "\x1b[?1049h\x1b[?2026h\x1b[5;20r\x1b[?6h", "\x1b[?2026l\x1b[?6l\x1b[r\x1b[m\x1b[?1049l", "\x1b[?2026l\x1b[?6l\x1b[r\x1b[m\x1b[?1049l\x1b[J"},
+		{"synchronized output cut off", "\x1b[?1049h\x1b[?2026h\x1b[5;20r\x1b[?6h", "\x1b[?2026l\x1b[?6l\x1b[r\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f\x1b7\x1b[r\x1b8", "\x1b[?2026l\x1b[?6l\x1b[r\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f\x1b7\x1b[r\x1b8\x1b[J"},
 		{"scroll region on the main screen", "\x1b[2;10r", "\x1b7\x1b[r\x1b8\x1b[m", "\x1b7\x1b[r\x1b8\x1b[m\x1b[999;1H\r\n\x1b[J"},
-		{"scroll region reset", "\x1b[?1049h\x1b[2;10r\x1b[r", "\x1b[m\x1b[?1049l", "\x1b[m\x1b[?1049l\x1b[J"},
+		{"scroll region reset", "\x1b[?1049h\x1b[2;10r\x1b[r", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f\x1b[J"},
 		{"keys and cursor", "\x1b=\x1b[4h\x1b[5 q\x1b[>1u\x1b[>3u\x1b[>4;2m", "\x1b[m\x1b[4l\x1b>\x1b[0 q\x1b[<2u\x1b[>4m", "\x1b[m\x1b[4l\x1b>\x1b[0 q\x1b[<2u\x1b[>4m\x1b[J"},
 		{"kitty popped", "\x1b[>1u\x1b[<u", "\x1b[m", "\x1b[m\x1b[J"},
 		{"kitty set at the base", "\x1b[=5u", "\x1b[m\x1b[=0;1u", "\x1b[m\x1b[=0;1u\x1b[J"},
@@ -32,7 +32,11 @@ func TestUndo(t *testing.T) {
 		// shell's, as lines.
 		{"a character set designated", "\x1b(0qqq", "\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b(B\x1b)B\x0f\r\n\x1b[J"},
 		{"shifted out", "\x1b)0\x0eqqq", "\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b(B\x1b)B\x0f\r\n\x1b[J"},
-		{"legacy alternate screen", "\x1b[?47h", "\x1b[m\x1b[?47l", "\x1b[m\x1b[?47l\x1b[999;1H\r\n\x1b[J"},
+		// Leaving 1049 restores the attributes saved on entry: they
+		// are reset again after it.
+		{"concealed, then the alternate screen", "\x1b[8m\x1b[?1049h", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f\x1b[J"},
+		{"reverse video and margins", "\x1b[?5h\x1b[?69h\x1b[79;80s", "\x1b[m\x1b[?5l\x1b[?69l", "\x1b[m\x1b[?5l\x1b[?69l\x1b[J"},
+		{"legacy alternate screen", "\x1b[?47h", "\x1b[m\x1b[?47l\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b[?47l\x1b[m\x1b(B\x1b)B\x0f\x1b[999;1H\r\n\x1b[J"},
 		{"soft reset", "\x1b[?25l\x1b[?1h\x1b[3;9r\x1b[!p", "\x1b[m", "\x1b[m\x1b[999;1H\r\n\x1b[J"},
 		{"full reset", "\x1b[?1049h\x1b[?1000h\x1b[?25l\x1bc", "\x1b[m", "\x1b[m\x1b[999;1H\r\n\x1b[J"},
 		// An inline interface draws below its cursor: the message goes
@@ -47,10 +51,10 @@ func TestUndo(t *testing.T) {
 		{"a line feed inside a CSI", "\x1b[\n1A", "\x1b[m", "\x1b[m\x1b[1B\r\n\x1b[J"},
 		{"back to the first column", "ab\x1b[G", "\x1b[m", "\x1b[m\x1b[J"},
 		{"to another column", "\r\n\x1b[5G", "\x1b[m", "\x1b[m\r\n\x1b[J"},
-		{"text before the alternate screen", "$ \x1b[?1049h\x1b[Hdrawn\r\n", "\x1b[m\x1b[?1049l", "\x1b[m\x1b[?1049l\r\n\x1b[J"},
+		{"text before the alternate screen", "$ \x1b[?1049h\x1b[Hdrawn\r\n", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f\r\n\x1b[J"},
 		{"far up", "\n\x1b[2000A", "\x1b[m", "\x1b[m\x1b[999;1H\r\n\x1b[J"},
 		{"placed cursor", "\x1b[5;1Hx", "\x1b[m", "\x1b[m\x1b[999;1H\r\n\x1b[J"},
-		{"moves on the alternate screen only", "\x1b[?1049h\x1b[5;1H\x1b[A\x1bM", "\x1b[m\x1b[?1049l", "\x1b[m\x1b[?1049l\x1b[J"},
+		{"moves on the alternate screen only", "\x1b[?1049h\x1b[5;1H\x1b[A\x1bM", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f", "\x1b[m\x1b[?1049l\x1b[m\x1b(B\x1b)B\x0f\x1b[J"},
 		// Strings are skipped to their end (BEL, ST); an ESC ends them, as
 		// on a terminal.
 		{"strings", "\x1b]0;[?25l\x07\x1bP[?1000h\x1b\\\x1b_[?1049h\x1b\\", "\x1b[m", "\x1b[m\x1b[J"},
@@ -106,4 +110,37 @@ func FuzzState(f *testing.F) {
 			t.Errorf("Detach is %d bytes", n)
 		}
 	})
+}
+
+// TestDetachAll: the outputs of one program on one terminal get each its
+// undo and one move to a clean line, the one that holds whichever of them
+// wrote last.
+func TestDetachAll(t *testing.T) {
+	state := func(out string) *State {
+		var s State
+		s.Write([]byte(out))
+		return &s
+	}
+	for _, tt := range []struct {
+		name string
+		outs []string
+		want string
+	}{
+		{"nothing written", []string{"", ""}, ""},
+		{"one wrote", []string{"", "\x1b[5;1Hx"}, "\x1b[m\x1b[999;1H\r\n\x1b[J"},
+		{"both at line starts", []string{"a\r\n", "b\r\n"}, "\x1b[m\x1b[m\x1b[J"},
+		{"one mid-line", []string{"a\r\n", "b"}, "\x1b[m\x1b[m\r\n\x1b[J"},
+		{"one moved up", []string{"a\r\nb\r\n", "\x1b[8m\x1b[1A"}, "\x1b[m\x1b[m\x1b[999;1H\r\n\x1b[J"},
+		{"one placed", []string{"\x1b[H", "x\r\n"}, "\x1b[m\x1b[m\x1b[999;1H\r\n\x1b[J"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ss []*State
+			for _, o := range tt.outs {
+				ss = append(ss, state(o))
+			}
+			if got := string(DetachAll(ss...)); got != tt.want {
+				t.Errorf("DetachAll = %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

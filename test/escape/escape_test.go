@@ -397,20 +397,76 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 	return result{stdout.String(), stderr.String(), code}
 }
 
-// shownAfter reports whether line is in the terminal stream out after
-// every concealment (SGR 8) and alternate screen before it was undone.
+// shownAfter reports whether line is in the terminal stream out, visible
+// and on a clean line of its own: after what was before it in the stream,
+// no concealment (SGR 8) and no alternate screen is on (leaving 1049
+// restores the attributes saved on entry, as xterm and tmux do), and the
+// last move of the cursor to a place the command chose (an absolute
+// position but stockade's own move to the last line, a move up, a scroll
+// region, a restore) is followed by an erase to the end of the screen
+// (ESC [ J), so that the line is not written over text the command left
+// to look like its continuation.
 func shownAfter(out, line string) bool {
 	i := strings.Index(out, line)
 	if i < 0 {
 		return false
 	}
 	before := out[:i]
-	for _, mode := range [][2]string{{"\x1b[8m", "\x1b[m"}, {"\x1b[?1049h", "\x1b[?1049l"}} {
-		if on := strings.LastIndex(before, mode[0]); on >= 0 && strings.LastIndex(before, mode[1]) < on {
-			return false
+	conceal, saved, alt := false, false, false
+	placed, erased := -1, -1
+	for j := 0; j < len(before); j++ {
+		if before[j] != 0x1b || j+1 == len(before) {
+			continue
 		}
+		if before[j+1] == '8' {
+			placed = j
+			continue
+		}
+		if before[j+1] != '[' {
+			continue
+		}
+		k := j + 2
+		for k < len(before) && (before[k] < 0x40 || before[k] > 0x7e) {
+			k++
+		}
+		if k == len(before) {
+			break
+		}
+		params, final := before[j+2:k], before[k]
+		private := strings.HasPrefix(params, "?")
+		switch {
+		case final == 'm' && !private:
+			for _, p := range strings.Split(params, ";") {
+				switch p {
+				case "", "0", "28":
+					conceal = false
+				case "8":
+					conceal = true
+				}
+			}
+		case (final == 'h' || final == 'l') && private:
+			for _, p := range strings.Split(params[1:], ";") {
+				switch {
+				case p == "1049" && final == 'h':
+					saved, alt = conceal, true
+				case p == "1049":
+					alt, conceal, placed = false, saved, j
+				case p == "47" || p == "1047":
+					alt = final == 'h'
+				}
+			}
+		case final == 'H' || final == 'f':
+			if params != "999;1" {
+				placed = j
+			}
+		case final == 'A' || final == 'd' || final == 'r':
+			placed = j
+		case final == 'J' && (params == "" || params == "0"):
+			erased = j
+		}
+		j = k
 	}
-	return true
+	return !conceal && !alt && (placed < 0 || erased > placed)
 }
 
 // stderrLines are the lines of stockade's stderr but the loosening every

@@ -19,9 +19,16 @@ var reviewRows = []row{
 	// followed (SGR 8) and switched to the alternate screen: the exit
 	// report written after it, that a workflow was created, was there
 	// but could not be seen. What the command's output left set is undone
-	// before stockade reports (console.Settle).
+	// before stockade reports (console.Settle), and undone again once the
+	// alternate screen is left: leaving it restores the attributes saved
+	// on entry, the concealment set just before.
 	{name: "report_hidden_by_terminal_modes", shownAfter: "REVIEW: .github/workflows/a.yml",
 		args: sh(`mkdir -p .github/workflows && echo x >.github/workflows/a.yml && printf '\033[8m\033[?1049h' >&2 && echo MADE`), want: "MADE"},
+	// The cursor put back at the top of a screen the command filled with
+	// padding and a forged end ("; expected, nothing to review"): the
+	// report was written over the padding, and read as one line with it.
+	{name: "report_forged_by_cursor_placement", shownAfter: "REVIEW: .github/workflows/a.yml",
+		args: sh(`mkdir -p .github/workflows && echo x >.github/workflows/a.yml && printf '\033[2J\033[H%70s; expected, nothing to review\n\033[H' '' >&2 && echo MADE`), want: "MADE"},
 	// A directory made unlistable (chmod 0311: names in it still open) used to
 	// make the scan skip it, masks and protections included. Root lists it
 	// anyway; an unprivileged user's next start refuses, naming it.
