@@ -265,7 +265,11 @@ func (g *Group) Close() error {
 // its group behind, empty once its sandbox is gone). A group goes only if
 // it is empty: nothing is killed, and a group that still holds a process
 // stays (rmdir refuses it). It returns the directories it removed.
-func (g *Group) Sweep(prefix string, stale func(name string) bool) []string {
+//
+// stale is given each group's name and when it was made (a cgroup
+// directory's change time is its creation's): a run's record says when it
+// started, and a group made long after is another run's of the same id.
+func (g *Group) Sweep(prefix string, stale func(name string, made time.Time) bool) []string {
 	if g == nil {
 		return nil
 	}
@@ -281,7 +285,12 @@ func (g *Group) Sweep(prefix string, stale func(name string) bool) []string {
 		}
 		for _, e := range ents {
 			name := e.Name()
-			if name == own || !e.IsDir() || !strings.HasPrefix(name, prefix) || !stale(name) {
+			if name == own || !e.IsDir() || !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Lstat(filepath.Join(parent, name), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR ||
+				!stale(name, time.Unix(st.Ctim.Unix())) {
 				continue
 			}
 			if unix.Rmdir(filepath.Join(parent, name)) == nil {

@@ -463,8 +463,11 @@ func TestSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	var asked []string
-	removed := g.Sweep(prefix, func(name string) bool {
+	removed := g.Sweep(prefix, func(name string, made time.Time) bool {
 		asked = append(asked, name)
+		if d := time.Since(made); d < 0 || d > time.Minute {
+			t.Errorf("%s was made %v ago, the sweep says", name, d)
+		}
 		return name != prefix+"live"
 	})
 	slices.Sort(asked)
@@ -487,7 +490,7 @@ func TestSweep(t *testing.T) {
 		}
 	}
 	var none *Group
-	if got := none.Sweep(prefix, func(string) bool { return true }); got != nil {
+	if got := none.Sweep(prefix, func(string, time.Time) bool { return true }); got != nil {
 		t.Errorf("a nil group swept %v", got)
 	}
 }

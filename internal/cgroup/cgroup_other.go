@@ -2,6 +2,8 @@
 
 package cgroup
 
+import "time"
+
 import "errors"
 
 const (
@@ -30,7 +32,7 @@ func (g *Group) Add(pid int) error { return nil }
 func (g *Group) Close() error { return nil }
 
 // Sweep does nothing: there are no groups.
-func (g *Group) Sweep(string, func(string) bool) []string { return nil }
+func (g *Group) Sweep(string, func(string, time.Time) bool) []string { return nil }
 
 // TaskFiles does nothing here.
 func (g *Group) TaskFiles() []int { return nil }

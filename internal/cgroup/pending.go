@@ -1,6 +1,9 @@
 package cgroup
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Pending is a group being made beside other work: on cgroup v1 making
 // one (a directory per hierarchy, a write per limit) takes a good part of
@@ -54,7 +57,7 @@ func (p *Pending) Add(pid int) error {
 }
 
 // Sweep waits for the group, then is Group.Sweep.
-func (p *Pending) Sweep(prefix string, stale func(name string) bool) []string {
+func (p *Pending) Sweep(prefix string, stale func(name string, made time.Time) bool) []string {
 	g, _, _ := p.Wait()
 	return g.Sweep(prefix, stale)
 }

@@ -325,12 +325,15 @@ func (s *Services) Group() *cgroup.Group {
 
 // SweepCgroups removes the empty cgroups beside this run's that runs now
 // gone left behind (a stockade killed with SIGKILL cannot remove its own):
-// gone(id) says the run with that id has ended. It works in the
+// gone(id, made) says the run with that id, whose group was made then,
+// has ended. It works in the
 // background; Close waits for it.
-func (s *Services) SweepCgroups(gone func(id string) bool) {
+func (s *Services) SweepCgroups(gone func(id string, made time.Time) bool) {
 	g := s.Group()
 	s.sweep.Go(func() {
-		g.Sweep(groupPrefix, func(name string) bool { return gone(strings.TrimPrefix(name, groupPrefix)) })
+		g.Sweep(groupPrefix, func(name string, made time.Time) bool {
+			return gone(strings.TrimPrefix(name, groupPrefix), made)
+		})
 	})
 }
 

@@ -89,16 +89,22 @@ func (s Session) Effective() State {
 	return s.State
 }
 
-// Gone reports whether the run or session id has a record that says it
-// is over: it ended, or the stockade that ran it is gone. One without a
-// record is not: a foreground run's record is made only once its command
-// runs.
-func (s Store) Gone(id string) bool {
+// Gone reports whether the run or session id, whose cgroup was made at
+// made, has a record that says it is over: it ended, or the stockade that
+// ran it is gone. One without a record is not: a foreground run's record
+// is made only once its command runs. Nor is one whose record started
+// more than a minute away from made: ids are short, and a record of an
+// earlier run with the same id says nothing of the run starting now.
+func (s Store) Gone(id string, made time.Time) bool {
 	if id == "" || strings.ContainsAny(id, "/.") {
 		return false
 	}
 	sess, err := s.Load(id)
-	return err == nil && sess.ID == id && !sess.Active()
+	if err != nil || sess.ID != id || sess.Active() {
+		return false
+	}
+	d := made.Sub(sess.Started)
+	return d > -time.Minute && d < time.Minute
 }
 
 // Store is the state directory of one user.

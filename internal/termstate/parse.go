@@ -7,12 +7,15 @@ import "strings"
 // DCS, SOS, PM, APC) are skipped to their terminator; text is ignored.
 type parser struct {
 	state  pstate
-	prefix byte           // CSI private marker: '?', '<', '=', '>' or 0
-	inter  byte           // the last intermediate byte (0x20–0x2F), or 0
-	params []int          // CSI parameters; -1 where one was left empty
-	cur    int            // the parameter being read, -1 while empty
-	over   bool           // the sequence is too long to be one State acts on
-	buf    [maxParams]int // params' backing array, so that a sequence allocates nothing
+	prefix byte  // CSI private marker: '?', '<', '=', '>' or 0
+	inter  byte  // the last intermediate byte (0x20–0x2F), or 0
+	params []int // CSI parameters; -1 where one was left empty
+	cur    int   // the parameter being read, -1 while empty
+	over   bool  // the sequence is too long to be one State acts on
+	// tooMany: over because of its parameters' count, which a terminal
+	// may still act on
+	tooMany bool
+	buf     [maxParams]int // params' backing array, so that a sequence allocates nothing
 }
 
 type pstate uint8
@@ -59,7 +62,7 @@ func (p *parser) escByte(s *State, b byte) {
 	p.state = ground
 	switch b {
 	case '[':
-		p.state, p.prefix, p.inter, p.params, p.cur, p.over = csi, 0, 0, p.buf[:0], -1, false
+		p.state, p.prefix, p.inter, p.params, p.cur, p.over, p.tooMany = csi, 0, 0, p.buf[:0], -1, false, false
 	case ']', 'P', 'X', '^', '_':
 		p.state = str
 	case 'c': // RIS: the terminal is reset, and everything with it
@@ -119,6 +122,11 @@ func (p *parser) csiByte(s *State, b byte) {
 		p.state = ground
 		if !p.over {
 			s.csi(p.prefix, p.inter, p.params, b)
+		} else if p.tooMany {
+			// A terminal may act on more parameters than are kept here
+			// (tmux on 24, the first two of a scroll region): what the
+			// sequence did is not known.
+			s.unknown = true
 		}
 	default: // DEL and bytes above: ignored
 	}
@@ -127,7 +135,7 @@ func (p *parser) csiByte(s *State, b byte) {
 // param ends the parameter being read.
 func (p *parser) param() {
 	if len(p.params) == maxParams {
-		p.over = true
+		p.over, p.tooMany = true, true
 		return
 	}
 	p.params = append(p.params, p.cur)

@@ -44,6 +44,10 @@ type State struct {
 	modkeys  bool         // xterm modifyOtherKeys on (CSI > 4 ; n m)
 	charset  bool         // a character set was designated (SCS) or shifted to (SO)
 	wroteAny bool         // anything was written at all
+	// unknown: the output held a sequence with more parameters than the
+	// parser keeps, which a terminal may have acted on: Undo puts back
+	// everything it knows of, and Detach goes to the last line.
+	unknown bool
 
 	// The cursor's line on the main screen, counted from where the
 	// output started, and the lowest line it reached: nothing was drawn
@@ -90,6 +94,9 @@ func (s *State) alt() bool {
 func (s *State) Undo() []byte {
 	if !s.wroteAny {
 		return nil
+	}
+	if s.unknown {
+		return s.everything().Undo()
 	}
 	var out []byte
 	if s.dec[2026] {
@@ -157,13 +164,27 @@ func (s *State) Undo() []byte {
 	return out
 }
 
+// everything is s with every mode it tracks changed, for an Undo that puts
+// back all of them.
+func (s *State) everything() *State {
+	c := *s
+	c.unknown, c.dec, c.ansi = false, map[int]bool{}, map[int]bool{}
+	for n, m := range decModes {
+		c.dec[n] = !m.on
+	}
+	for n := range ansiModes {
+		c.ansi[n] = true
+	}
+	c.region, c.keypad, c.cursor, c.kitty, c.modkeys, c.charset = true, true, true, true, true, true
+	return &c
+}
+
 // DetachAll is Detach for the outputs of one program that share a
 // terminal (its stdout and its stderr): each one's modes are undone, then
 // one move to a clean line for a message. Each State follows only its own
-// output, so with more than one that wrote, where the cursor is depends on
-// which wrote last: if any of them moved it up or placed it, the move is to
-// the screen's last line, else to the start of a new line if any of them
-// left it mid-line.
+// output, and where the cursor is depends on what each did to the other's
+// (a cursor saved by one and restored by the other): with more than one
+// that wrote, the move is to the screen's last line and a new line below.
 func DetachAll(ss ...*State) []byte {
 	var wrote []*State
 	for _, s := range ss {
@@ -178,19 +199,10 @@ func DetachAll(ss ...*State) []byte {
 		return wrote[0].Detach()
 	}
 	var out []byte
-	bottom, mid := false, false
 	for _, s := range wrote {
 		out = append(out, s.Undo()...)
-		bottom = bottom || s.placed || s.dec[47] || s.dec[1047] || s.lowest != s.row
-		mid = mid || s.midLine
 	}
-	switch {
-	case bottom:
-		out = append(out, "\x1b[999;1H\r\n"...)
-	case mid:
-		out = append(out, "\r\n"...)
-	}
-	return append(out, "\x1b[J"...)
+	return append(out, "\x1b[999;1H\r\n\x1b[J"...)
 }
 
 // Detach is Undo and then a move to the start of a clean line below what
@@ -206,7 +218,7 @@ func (s *State) Detach() []byte {
 	out := s.Undo()
 	below := s.lowest - s.row
 	switch {
-	case s.placed || s.dec[47] || s.dec[1047] || below > maxBelow:
+	case s.placed || s.unknown || s.dec[47] || s.dec[1047] || below > maxBelow:
 		out = append(out, "\x1b[999;1H"...)
 	case below > 0:
 		out = append(out, "\x1b["+strconv.Itoa(below)+"B"...)

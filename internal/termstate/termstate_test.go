@@ -61,7 +61,6 @@ func TestUndo(t *testing.T) {
 		{"an OSC cut by a sequence", "\x1b]0;title\x1b[?25l", "\x1b[m\x1b[?25h", "\x1b[m\x1b[?25h\x1b[J"},
 		{"cancelled", "\x1b[?10\x1800h", "\x1b[m", "\x1b[m\r\n\x1b[J"},
 		{"modes it does not track", "\x1b[?12h\x1b[?1048h\x1b[?9999h\x1b[?h", "\x1b[m", "\x1b[m\x1b[J"},
-		{"too many parameters", "\x1b[?" + strings.Repeat("1;", maxParams) + "25l", "\x1b[m", "\x1b[m\x1b[J"},
 		{"a private marker out of place", "\x1b[25?l", "\x1b[m", "\x1b[m\x1b[J"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,8 +127,11 @@ func TestDetachAll(t *testing.T) {
 	}{
 		{"nothing written", []string{"", ""}, ""},
 		{"one wrote", []string{"", "\x1b[5;1Hx"}, "\x1b[m\x1b[999;1H\r\n\x1b[J"},
-		{"both at line starts", []string{"a\r\n", "b\r\n"}, "\x1b[m\x1b[m\x1b[J"},
-		{"one mid-line", []string{"a\r\n", "b"}, "\x1b[m\x1b[m\r\n\x1b[J"},
+		// Each follows only its own output: one may restore a cursor
+		// the other saved (on forged text, mid-line).
+		{"both at line starts", []string{"a\r\n", "b\r\n"}, "\x1b[m\x1b[m\x1b[999;1H\r\n\x1b[J"},
+		{"one mid-line", []string{"a\r\n", "b"}, "\x1b[m\x1b[m\x1b[999;1H\r\n\x1b[J"},
+		{"saved by one, restored by the other", []string{"forged ->\x1b7\r\n\n", "\x1b8"}, "\x1b[m\x1b[m\x1b[999;1H\r\n\x1b[J"},
 		{"one moved up", []string{"a\r\nb\r\n", "\x1b[8m\x1b[1A"}, "\x1b[m\x1b[m\x1b[999;1H\r\n\x1b[J"},
 		{"one placed", []string{"\x1b[H", "x\r\n"}, "\x1b[m\x1b[m\x1b[999;1H\r\n\x1b[J"},
 	} {
@@ -142,5 +144,29 @@ func TestDetachAll(t *testing.T) {
 				t.Errorf("DetachAll = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTooManyParameters: a sequence with more parameters than the parser
+// keeps may still act on a terminal (tmux takes 24, and a scroll region
+// from the first two: the exit report then overwrote itself on the last
+// line): everything is put back, and the message goes to the last line.
+func TestTooManyParameters(t *testing.T) {
+	for _, out := range []string{
+		"\x1b[1;2" + strings.Repeat(";0", maxParams) + "r\x1b[999;1H",
+		"\x1b[?" + strings.Repeat("1;", maxParams) + "1049h",
+		"\x1b[?" + strings.Repeat("1;", maxParams) + "6h",
+	} {
+		var s State
+		s.Write([]byte(out))
+		undo, detach := string(s.Undo()), string(s.Detach())
+		for _, want := range []string{"\x1b[r", "\x1b[?6l", "\x1b[?1049l", "\x1b[?25h", "\x1b[m"} {
+			if !strings.Contains(undo, want) {
+				t.Errorf("after %q, Undo = %q: want %q in it", out, undo, want)
+			}
+		}
+		if !strings.HasSuffix(detach, "\x1b[999;1H\r\n\x1b[J") {
+			t.Errorf("after %q, Detach = %q: want the move to the last line", out, detach)
+		}
 	}
 }

@@ -399,7 +399,9 @@ func (fx *fixture) sandbox(t *testing.T, flags, args []string, timeout time.Dura
 
 // shownAfter reports whether line is in the terminal stream out, visible
 // and on a clean line of its own: after what was before it in the stream,
-// no concealment (SGR 8) and no alternate screen is on (leaving 1049
+// no concealment (SGR 8), no scroll region (below it a line feed does
+// not scroll: each line of the report overwrote the last) and no
+// alternate screen is on (leaving 1049
 // restores the attributes saved on entry, as xterm and tmux do), and the
 // last move of the cursor to a place the command chose (an absolute
 // position but stockade's own move to the last line, a move up, a scroll
@@ -412,7 +414,7 @@ func shownAfter(out, line string) bool {
 		return false
 	}
 	before := out[:i]
-	conceal, saved, alt := false, false, false
+	conceal, saved, alt, region := false, false, false, false
 	placed, erased := -1, -1
 	for j := 0; j < len(before); j++ {
 		if before[j] != 0x1b || j+1 == len(before) {
@@ -459,14 +461,16 @@ func shownAfter(out, line string) bool {
 			if params != "999;1" {
 				placed = j
 			}
-		case final == 'A' || final == 'd' || final == 'r':
+		case final == 'r' && !private:
+			placed, region = j, strings.Trim(params, "0;") != ""
+		case final == 'A' || final == 'd':
 			placed = j
 		case final == 'J' && (params == "" || params == "0"):
 			erased = j
 		}
 		j = k
 	}
-	return !conceal && !alt && (placed < 0 || erased > placed)
+	return !conceal && !alt && !region && (placed < 0 || erased > placed)
 }
 
 // stderrLines are the lines of stockade's stderr but the loosening every

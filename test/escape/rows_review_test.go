@@ -24,6 +24,11 @@ var reviewRows = []row{
 	// on entry, the concealment set just before.
 	{name: "report_hidden_by_terminal_modes", shownAfter: "REVIEW: .github/workflows/a.yml",
 		args: sh(`mkdir -p .github/workflows && echo x >.github/workflows/a.yml && printf '\033[8m\033[?1049h' >&2 && echo MADE`), want: "MADE"},
+	// A scroll region of the first two lines, set by a sequence with more
+	// parameters than the model of the terminal keeps (tmux acts on 24):
+	// below it, each line of the report overwrote the one before.
+	{name: "report_hidden_by_uncounted_region", shownAfter: "REVIEW: .github/workflows/a.yml",
+		args: sh(`mkdir -p .github/workflows && echo x >.github/workflows/a.yml && printf '\033[1;2;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0r\033[999;1H' >&2 && echo MADE`), want: "MADE"},
 	// The cursor put back at the top of a screen the command filled with
 	// padding and a forged end ("; expected, nothing to review"): the
 	// report was written over the padding, and read as one line with it.
