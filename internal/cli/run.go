@@ -177,7 +177,7 @@ func (c *runCmd) run() error {
 			// their own go.
 			CommandStarted: func() {
 				rec.Open()
-				svc.SweepCgroups(c.sessionConfig(j, r).Store.Gone)
+				svc.SweepCgroups(session.NewStore(stateHome(j.Home)).Gone)
 			},
 			// Nothing inside can act any more: the cgroup goes (once init
 			// has torn its namespaces down) beside the checks, and the

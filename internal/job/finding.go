@@ -25,6 +25,10 @@ const (
 	FindingRemoved = "removed"
 )
 
+// ReviewLine begins the line of a plain review finding (FindingReview):
+// work of the command's the user will run soon, reported, not acted on.
+const ReviewLine = "REVIEW: "
+
 // String is the finding's line, without the "stockade: " prefix.
 func (f Finding) String() string {
 	label := "QUARANTINED"
@@ -34,7 +38,7 @@ func (f Finding) String() string {
 	case FindingRemoved:
 		label = "REMOVED"
 	case FindingReview:
-		return "REVIEW: " + f.Detail
+		return ReviewLine + f.Detail
 	}
 	s := label + ": " + f.Path
 	if f.Rule != "" {

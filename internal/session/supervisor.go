@@ -301,7 +301,7 @@ func (s *supervisor) reportEnd(lines ...string) {
 	for _, l := range lines {
 		l = termfilter.Visible(l)
 		t := &s.ended
-		if strings.HasPrefix(l, "REVIEW: ") {
+		if strings.HasPrefix(l, job.ReviewLine) {
 			t = &s.review
 		}
 		if len(t.lines) == maxReport || t.bytes+len(l) > maxReportBytes {
