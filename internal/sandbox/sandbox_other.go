@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 )
 
 // ErrNotSupported: the native backend needs Linux.
@@ -35,6 +36,12 @@ func (*Sandbox) Wait() (int, error) { return ExitSetup, ErrNotSupported }
 
 // Warm does nothing.
 func Warm() {}
+
+// SignalsWhenIdle does nothing.
+func SignalsWhenIdle(func(os.Signal)) {}
+
+// DefaultIdle does nothing.
+func DefaultIdle(os.Signal) {}
 
 // KeepsMemory reports whether sandbox init keeps the supervisor's memory:
 // there is no sandbox here.

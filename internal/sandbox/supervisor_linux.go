@@ -97,9 +97,8 @@ func Start(spec Spec, opt Options) (*Sandbox, error) {
 		s.sync.Close()
 		return nil, err
 	}
-	// Forward signals from now on: one that arrives while the sandbox is
-	// being built reaches init, which drops it, rather than killing us and
-	// leaving placeholders behind.
+	// Relay signals from now on: one that arrives once init exists reaches
+	// it, and the command once it runs, rather than killing us half-way.
 	forwardSignals()
 	var tasks []int
 	if opt.Placer != nil {
@@ -140,12 +139,13 @@ var forwardTo atomic.Pointer[initProc]
 
 // forwardSignals catches the signals a user sends to stop or poke the
 // command and passes each to the init of the running sandbox: one that
-// arrives while a sandbox is being built reaches init, which drops it,
-// rather than killing stockade half-way with placeholders left behind.
-// With no sandbox running, the signal does what it would have done
-// uncaught. (Registered once per process, not per sandbox: signal.Notify
-// and signal.Stop each cost a round trip per signal to the runtime's
-// signal thread.)
+// arrives while a sandbox is being built reaches init, which passes it to
+// the command once it runs, rather than killing stockade half-way with
+// placeholders left behind. With no sandbox running, the signal does what
+// SignalsWhenIdle says, by default what it would have done uncaught.
+// (Registered once per process, not per sandbox: signal.Notify and
+// signal.Stop each cost a round trip per signal to the runtime's signal
+// thread.)
 var forwardSignals = sync.OnceFunc(func() {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
@@ -155,11 +155,30 @@ var forwardSignals = sync.OnceFunc(func() {
 				p.Signal(sig.(syscall.Signal))
 				continue
 			}
-			signal.Reset(sig)
-			unix.Kill(os.Getpid(), sig.(syscall.Signal))
+			idle := DefaultIdle
+			if f := whenIdle.Load(); f != nil {
+				idle = *f
+			}
+			idle(sig)
 		}
 	}()
 })
+
+// whenIdle is what a relayed signal does while no sandbox runs.
+var whenIdle atomic.Pointer[func(os.Signal)]
+
+// SignalsWhenIdle makes a relayed signal that arrives while no sandbox
+// runs call f instead of DefaultIdle, which would end a process that
+// takes the signal itself and cancel its own registration of it (a
+// session's supervisor, between runs).
+func SignalsWhenIdle(f func(os.Signal)) { whenIdle.Store(&f) }
+
+// DefaultIdle is what a relayed signal does while no sandbox runs, by
+// default: what it would have done uncaught.
+func DefaultIdle(sig os.Signal) {
+	signal.Reset(sig)
+	unix.Kill(os.Getpid(), sig.(syscall.Signal))
+}
 
 // setup is the supervisor's side of init's start: the id maps, the cgroup,
 // the descriptors init sends, then "placed".

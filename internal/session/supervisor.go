@@ -144,6 +144,15 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 	s.ln = accept.Listen(ln)
 	go s.accept()
 	// stockade stop signals the supervisor when the socket does not answer.
+	// While no run's sandbox is there to take them (in a restart's
+	// backoff, after the last run), SIGTERM and SIGINT are that stop and
+	// nothing else: the relay's default would end the supervisor and
+	// cancel the registration below.
+	sandbox.SignalsWhenIdle(func(sig os.Signal) {
+		if sig != unix.SIGTERM && sig != unix.SIGINT {
+			sandbox.DefaultIdle(sig)
+		}
+	})
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT)
 	defer signal.Stop(sigs)

@@ -411,3 +411,56 @@ func TestDetachUnreadInput(t *testing.T) {
 	}
 	e.run("", nil, "stop", "-s", id)
 }
+
+// TestStopSignalBetweenRuns: SIGTERM to a session's supervisor while no
+// run's sandbox is there (the backoff before a crashed command's restart)
+// stops the session in order, as it does while the command runs; the
+// signal relay's default would have killed the supervisor (the session
+// listed dead, its control socket left).
+func TestStopSignalBetweenRuns(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	id := e.startSession("sh", "-c", "kill -SEGV $$")
+	t.Cleanup(func() { e.runBounded(30*time.Second, "", "stop", "-s", id) })
+	log := filepath.Join(e.home, ".local/state/stockade/audit", id+".jsonl")
+	if !waitFor(func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), `"restart"`) }) {
+		t.Fatalf("the crashed command was not restarted; the audit log:\n%s", fileText(log))
+	}
+	// The first backoff is half a second: the signal lands in it.
+	pid := e.session(id).PID
+	if pid <= 0 {
+		t.Fatalf("session %s lists no supervisor pid", id)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	ended := func() bool {
+		switch e.session(id).Effective {
+		case "starting", "running", "restarting":
+			return false
+		}
+		return true
+	}
+	if !waitFor(ended) {
+		t.Fatalf("session %s is %s 5 s after SIGTERM to its supervisor", id, e.session(id).Effective)
+	}
+	if got := e.session(id).Effective; got != "stopped" {
+		t.Errorf("after SIGTERM between runs the session is %s, want stopped\n%s", got, fileText(log))
+	}
+	if b := fileText(log); !strings.Contains(b, `"event":"stop"`) {
+		t.Errorf("the audit log has no stop event:\n%s", b)
+	}
+	sock := filepath.Join(e.home, ".local/state/stockade/sessions", id, "control.sock")
+	if _, err := os.Stat(sock); err == nil {
+		t.Errorf("the control socket %s is left behind", sock)
+	}
+}
+
+// fileText is the file's text, or why it could not be read.
+func fileText(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
