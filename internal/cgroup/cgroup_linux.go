@@ -36,6 +36,10 @@ func Probe(l Limits) Report {
 type Group struct {
 	mu   sync.Mutex
 	dirs []string // created, in order
+	// made is every directory created, removed or not: Sweep looks
+	// beside them, and a short command's run has often removed its own
+	// group (Close) by the time its sweep, in the background, begins.
+	made []string
 	// placed are the dirs init placed itself in (TaskFiles): Add skips them.
 	placed  map[string]bool
 	pending []string
@@ -67,6 +71,7 @@ func build(name string, l Limits, ts []*target, rep Report) (*Group, Report, err
 			continue
 		}
 		g.dirs, made = append(g.dirs, dir), append(made, t)
+		g.made = append(g.made, dir)
 		if d := cpuDir(t, dir); d != "" {
 			g.cpu = d
 		}
@@ -269,12 +274,13 @@ func (g *Group) Close() error {
 // stale is given each group's name and when it was made (a cgroup
 // directory's change time is its creation's): a run's record says when it
 // started, and a group made long after is another run's of the same id.
+// Sweep works the same once g is closed.
 func (g *Group) Sweep(prefix string, stale func(name string, made time.Time) bool) []string {
 	if g == nil {
 		return nil
 	}
 	g.mu.Lock()
-	dirs := slices.Clone(g.dirs)
+	dirs := slices.Clone(g.made)
 	g.mu.Unlock()
 	var removed []string
 	for _, dir := range dirs {

@@ -462,7 +462,29 @@ func TestSweep(t *testing.T) {
 	if err := busy.Add(sleep.cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
+	want := []string{prefix + "busy", prefix + "dead", prefix + "live"}
 	var asked []string
+	// Everything stale: the group's own is never asked about.
+	g.Sweep(testName(t), func(name string, made time.Time) bool {
+		asked = append(asked, name)
+		return false
+	})
+	slices.Sort(asked)
+	if !slices.Equal(asked, want) {
+		t.Errorf("stale was asked about %v, want %v (never the group's own)", asked, want)
+	}
+	for _, d := range g.Paths() {
+		if !exists(d) {
+			t.Errorf("Sweep removed its own %s", d)
+		}
+	}
+	// A short command's run has removed its own group by the time its
+	// sweep, in the background, begins: the sweep looks beside it all
+	// the same.
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	asked = nil
 	removed := g.Sweep(prefix, func(name string, made time.Time) bool {
 		asked = append(asked, name)
 		if d := time.Since(made); d < 0 || d > time.Minute {
@@ -471,8 +493,8 @@ func TestSweep(t *testing.T) {
 		return name != prefix+"live"
 	})
 	slices.Sort(asked)
-	if want := []string{prefix + "busy", prefix + "dead", prefix + "live"}; !slices.Equal(asked, want) {
-		t.Errorf("stale was asked about %v, want %v (never the group's own)", asked, want)
+	if !slices.Equal(asked, want) {
+		t.Errorf("after Close, stale was asked about %v, want %v", asked, want)
 	}
 	if !slices.Equal(removed, dead.Paths()) {
 		t.Errorf("Sweep removed %v, want %v", removed, dead.Paths())
@@ -482,7 +504,7 @@ func TestSweep(t *testing.T) {
 			t.Errorf("%s is still there", d)
 		}
 	}
-	for _, o := range []*Group{g, busy, live} {
+	for _, o := range []*Group{busy, live} {
 		for _, d := range o.Paths() {
 			if !exists(d) {
 				t.Errorf("Sweep removed %s", d)

@@ -230,10 +230,18 @@ func TestNothingOutlivesKill(t *testing.T) {
 	if !waitFor(func() bool { return !processWithArg0(marker) }) {
 		t.Fatalf("%s outlived a SIGKILLed stockade", marker)
 	}
-	// A stockade killed so cannot remove its cgroup: the next run does.
+	// A stockade killed so cannot remove its cgroup: the next run does,
+	// once the group is empty. The marker can be gone while the shell
+	// beside it, killed with it, has yet to leave the group: on a busy
+	// machine that takes longer than the next run takes to sweep.
 	for _, g := range groups {
 		if _, err := os.Stat(g); err != nil {
 			t.Logf("%s: %v (the kernel removed it?)", g, err)
+			continue
+		}
+		if !waitFor(func() bool { b, err := os.ReadFile(filepath.Join(g, "cgroup.procs")); return err == nil && len(b) == 0 }) {
+			b, _ := os.ReadFile(filepath.Join(g, "cgroup.procs"))
+			t.Fatalf("the cgroup %s of the killed run still holds %q", g, b)
 		}
 	}
 	if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
