@@ -516,3 +516,27 @@ func TestSweep(t *testing.T) {
 		t.Errorf("a nil group swept %v", got)
 	}
 }
+
+// TestBeginThen: Begin's then runs in the background once the group is
+// made, not before (a foreground run registers its signals there, after
+// the group the start needs first).
+func TestBeginThen(t *testing.T) {
+	pc := make(chan *Pending, 1)
+	made := make(chan bool, 1)
+	p := Begin(testName(t), Limits{}, func() {
+		p := <-pc
+		made <- p.g != nil || p.err != nil
+	})
+	pc <- p
+	select {
+	case ok := <-made:
+		if !ok {
+			t.Error("then ran before the group was made")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("then never ran")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -17,10 +17,18 @@ type Pending struct {
 	err    error
 }
 
-// Begin starts New(name, l) in the background.
-func Begin(name string, l Limits) *Pending {
+// Begin starts New(name, l) in the background; then, when it is not nil,
+// runs after it in the same goroutine: work of the background that must
+// not keep the group from the second CPU (a group that is not made by the
+// time the start needs it is made on the start's own path).
+func Begin(name string, l Limits, then func()) *Pending {
 	p := &Pending{name: name, limits: l}
-	go p.make()
+	go func() {
+		p.make()
+		if then != nil {
+			then()
+		}
+	}()
 	return p
 }
 

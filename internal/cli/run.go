@@ -100,12 +100,15 @@ func (c *runCmd) Run() error {
 }
 
 func (c *runCmd) run() error {
-	// What every sandbox shares (the seccomp filter, the signal
-	// forwarding, whose registration is a round trip per signal to the
-	// runtime's signal thread) is worked out while the policy resolves.
-	sandbox.Warm()
 	asSession := c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
-	if !asSession {
+	// What every sandbox shares (the seccomp filter, the signal
+	// forwarding) is worked out while the policy resolves; in the
+	// foreground, the signals wait in the background for the cgroup
+	// (below), which the start needs first (sandbox.WarmFacts).
+	if asSession {
+		sandbox.Warm()
+	} else {
+		sandbox.WarmFacts()
 		// The command gets this stdio: refused before anything is made.
 		if err := console.Check(os.Stdin, os.Stdout, os.Stderr); err != nil {
 			return err
@@ -117,7 +120,7 @@ func (c *runCmd) run() error {
 	var cg *cgroup.Pending
 	j, r, home, err := c.job(func(id string, r policy.Resolved) {
 		if !asSession {
-			cg = job.BeginCgroup(id, limitsOf(r))
+			cg = job.BeginCgroup(id, limitsOf(r), sandbox.RegisterSignals)
 		}
 	})
 	c.progress.Done()

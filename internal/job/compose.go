@@ -114,9 +114,10 @@ type Wiring struct {
 // groupPrefix begins the name of every run's cgroup; the run's id follows.
 const groupPrefix = "stockade-"
 
-// BeginCgroup begins making the cgroup of the run with the given id.
-func BeginCgroup(id string, l cgroup.Limits) *cgroup.Pending {
-	return cgroup.Begin(groupPrefix+id, l)
+// BeginCgroup begins making the cgroup of the run with the given id, and
+// then runs then (nil: nothing) in the same goroutine (cgroup.Begin).
+func BeginCgroup(id string, l cgroup.Limits, then func()) *cgroup.Pending {
+	return cgroup.Begin(groupPrefix+id, l, then)
 }
 
 // Compose makes the services of j. On an error nothing of them is left.
@@ -198,7 +199,7 @@ func Compose(j Job, w Wiring) (*Services, error) {
 		}
 	}
 	if s.cgroup == nil {
-		s.cgroup = BeginCgroup(j.ID, w.Limits)
+		s.cgroup = BeginCgroup(j.ID, w.Limits, nil)
 	}
 	return s, nil
 }

@@ -230,7 +230,7 @@ func TestStages(t *testing.T) {
 func TestComposeFailureLeavesNothing(t *testing.T) {
 	j := composeJob(t, "/bin/true")
 	j.Policy.AgentPolicy = "maybe"
-	pending := BeginCgroup(j.ID, cgroup.Limits{Pids: 64})
+	pending := BeginCgroup(j.ID, cgroup.Limits{Pids: 64}, nil)
 	g, _, err := pending.Wait()
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func names(ents []os.DirEntry) []string {
 func TestCgroupCheckedAtPlanned(t *testing.T) {
 	requireSandbox(t)
 	j := composeJob(t, "/bin/true")
-	svc, err := Compose(j, Wiring{Cgroup: cgroup.Begin("not/one/element", cgroup.Limits{})})
+	svc, err := Compose(j, Wiring{Cgroup: cgroup.Begin("not/one/element", cgroup.Limits{}, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,6 @@ func run(j Job, h Hooks, placer sandbox.InitPlacer, serve func(Listeners), feed 
 	tidyHome := holdHome(j)
 	defer tidyHome()
 	st := h.Stages
-	sandbox.Warm()
 	// No garbage collection while the sandbox is built (a few MiB are
 	// allocated, and a cycle costs the start a millisecond on a small
 	// machine); it is back on once the command runs.

@@ -634,9 +634,21 @@ var hostFacts = sync.OnceValues(func() (facts, error) {
 // the supervisor forwards, in the background, so that both are ready when
 // the first sandbox starts.
 func Warm() {
-	go hostFacts()
-	go forwardSignals()
+	WarmFacts()
+	go RegisterSignals()
 }
+
+// WarmFacts is Warm without the signals, for a caller with more pressing
+// work for the background, which calls RegisterSignals after it. The
+// first registration starts the runtime's signal thread and goes there
+// and back once per signal: for a millisecond or two the hand-offs keep
+// the second CPU from any other goroutine (a foreground run's cgroup,
+// which the start waits for, began 1.6 ms after it was asked for).
+func WarmFacts() { go hostFacts() }
+
+// RegisterSignals registers the signals the supervisor forwards (once;
+// Start does it too, before init exists).
+func RegisterSignals() { forwardSignals() }
 
 // candidates are the paths execve tries for name, as execvp(3) would with
 // the sandbox's PATH (not the supervisor's).

@@ -37,6 +37,12 @@ func (*Sandbox) Wait() (int, error) { return ExitSetup, ErrNotSupported }
 // Warm does nothing.
 func Warm() {}
 
+// WarmFacts does nothing.
+func WarmFacts() {}
+
+// RegisterSignals does nothing.
+func RegisterSignals() {}
+
 // SignalsWhenIdle does nothing.
 func SignalsWhenIdle(func(os.Signal)) {}
 

@@ -167,6 +167,7 @@ func Supervise(cfg Config, log Auditor, ready func(error)) int {
 	}
 	defer s.closeTranscript()
 
+	sandbox.Warm()
 	// The session's one set of services serves every run, so that
 	// runtime rules outlive restarts.
 	svc, err := job.Compose(cfg.Job, job.Wiring{Limits: cfg.Limits, Required: cfg.Required, Event: s.logFrom})
