@@ -101,13 +101,12 @@ func (c *runCmd) Run() error {
 
 func (c *runCmd) run() error {
 	asSession := c.Detach || term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
-	// What every sandbox shares (the seccomp filter, the signal
-	// forwarding) is worked out while the policy resolves; in the
-	// foreground, the signals wait in the background for the cgroup
-	// (below), which the start needs first (sandbox.WarmFacts).
-	if asSession {
-		sandbox.Warm()
-	} else {
+	// In the foreground, what every sandbox shares (the seccomp filter)
+	// is worked out while the policy resolves, and the relayed signals
+	// are registered in the background once the cgroup (below), which the
+	// start needs first, is made (sandbox.WarmFacts). A session's client
+	// runs no sandbox: its supervisor, another process, warms its own.
+	if !asSession {
 		sandbox.WarmFacts()
 		// The command gets this stdio: refused before anything is made.
 		if err := console.Check(os.Stdin, os.Stdout, os.Stderr); err != nil {
