@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Placeholder is an empty file or directory created on the host so that a
@@ -197,7 +198,13 @@ type placeholderStat struct {
 	size  int64
 	nlink uint64
 	link  bool
+	ctime time.Time
 }
+
+// pendingWindow is how long after its pending record a placeholder made
+// anew is taken for the record's (see madeSince): it is made within
+// milliseconds, but a loaded machine may stall the process for seconds.
+const pendingWindow = 10 * time.Second
 
 // RemovePlaceholders removes each placeholder that is still the empty file or
 // directory stockade made; anything else is left alone and reported. (They

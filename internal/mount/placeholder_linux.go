@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -71,7 +72,49 @@ func lstatAt(dirfd int, name, full string) (placeholderStat, error) {
 		return placeholderStat{}, &fs.PathError{Op: "lstat", Path: full, Err: err}
 	}
 	return placeholderStat{ino: st.Ino, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, size: st.Size, nlink: uint64(st.Nlink),
-		link: st.Mode&unix.S_IFMT == unix.S_IFLNK}, nil
+		link: st.Mode&unix.S_IFMT == unix.S_IFLNK, ctime: time.Unix(st.Ctim.Unix())}, nil
+}
+
+// madeSince reports whether the path of ph, planned in a pending record
+// written at since (see Records.pendingOwn), holds a placeholder as
+// stockade makes it that is ph's: the inode that waited in the stash for
+// it (ph.Ino), or one whose status changed from a second before since to
+// pendingWindow after it (made anew, or moved from the stash: a rename
+// changes it too). It returns the inode found.
+func madeSince(ph Placeholder, since time.Time) (uint64, bool) {
+	ps := newParents()
+	defer ps.close()
+	dir, name, err := ps.of(ph)
+	if err != nil {
+		return 0, false
+	}
+	fd := dir.Fd()
+	st, err := lstatAt(fd, name, ph.Path)
+	if err != nil {
+		return 0, false
+	}
+	if st.ino != ph.Ino && (st.ctime.Before(since.Add(-time.Second)) || st.ctime.After(since.Add(pendingWindow))) {
+		return 0, false
+	}
+	found := ph
+	found.Ino = st.ino
+	if !unchangedAt(fd, name, found, st) || (!ph.Dir && st.nlink != 1) || !sameContent(fd, name, ph.Path) {
+		return 0, false
+	}
+	return st.ino, true
+}
+
+// ino is the inode that waits in the stash for p, 0 if none.
+func (s Stash) ino(p Placeholder) uint64 {
+	sfd, sname, ok := s.at(p, false)
+	if !ok {
+		return 0
+	}
+	st, err := lstatAt(sfd, sname, p.Path)
+	if err != nil {
+		return 0
+	}
+	return st.ino
 }
 
 func createPlaceholder(p Placeholder, ps parents) (Placeholder, error) {
@@ -331,6 +374,11 @@ func sameContent(dirfd int, name, full string) bool {
 	buf := make([]byte, len(want)+1)
 	n, _ := unix.Read(fd, buf)
 	return string(buf[:n]) == want
+}
+
+// renameExchange swaps the files at a and b, failing if either is missing.
+func renameExchange(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
 }
 
 // renameNoReplace renames from to to, failing if to exists.

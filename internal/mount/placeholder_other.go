@@ -2,7 +2,10 @@
 
 package mount
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 var errNotSupported = errors.New("placeholders need Linux")
 
@@ -29,3 +32,9 @@ func (s Stash) open() (Stash, func()) { return s, func() {} }
 func Unchanged(Placeholder) bool { return false }
 
 func renameNoReplace(string, string) error { return errNotSupported }
+
+func renameExchange(string, string) error { return errNotSupported }
+
+func madeSince(Placeholder, time.Time) (uint64, bool) { return 0, false }
+
+func (s Stash) ino(Placeholder) uint64 { return 0 }

@@ -1,6 +1,7 @@
 package mount
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -258,53 +259,68 @@ func createPlaceholders(cfg Config) ([]Placeholder, error) {
 	return Create(planned(cfg), Stash{})
 }
 
-// TestRecordSpare: a released record's file is kept as the spare and the
-// next record is written into it, so that a run makes and frees no inode
-// in the records directory (see Stash) and truncates none; the spare is
-// never read as a record.
+// TestRecordSpare: the files of a released record are kept as spares and
+// the next records are written into them, so that a run, which writes its
+// record twice (what it plans, then what it made), makes and frees no
+// inode in the records directory (see Stash) and truncates none; a spare
+// is never read as a record.
 func TestRecordSpare(t *testing.T) {
 	wd := tree(t, "src/")
 	rs := Records{Dir: t.TempDir()}
-	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}
-	ino := func(p string) uint64 {
+	inodes := func() map[uint64]bool {
 		t.Helper()
-		fi, err := os.Lstat(p)
+		ents, err := os.ReadDir(rs.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fi.Sys().(*syscall.Stat_t).Ino
+		out := map[uint64]bool{}
+		for _, e := range ents {
+			if e.Type().IsRegular() && e.Name() != ".lock" {
+				fi, err := e.Info()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[fi.Sys().(*syscall.Stat_t).Ino] = true
+			}
+		}
+		return out
 	}
-	// The first record is the longer: the second is written over it.
+	// The first records are the longer: the next are written over them.
 	two := Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/"}}
 	_, release, err := rs.Claim("first1", planned(two))
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := ino(filepath.Join(rs.Dir, "first1.json"))
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	if got := ino(filepath.Join(rs.Dir, spare)); got != first {
-		t.Fatalf("spare is inode %d, want the released record's %d", got, first)
+	first := inodes()
+	if len(first) != len(spares) {
+		t.Fatalf("%d files kept after the first run, want %d spares", len(first), len(spares))
 	}
 	if live := rs.Live(); len(live) != 0 {
-		t.Errorf("Live = %v after release: the spare was read as a record", live)
+		t.Errorf("Live = %v after release: a spare was read as a record", live)
 	}
 	if err := rs.Sweep(); err != nil {
 		t.Fatal(err)
 	}
-	ps, release, err := rs.Claim("second", planned(cfg))
-	if err != nil || len(ps) != 1 {
-		t.Fatalf("Claim = %v, %v", ps, err)
+	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}
+	for run := range 3 {
+		ps, release, err := rs.Claim("second", planned(cfg))
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("Claim = %v, %v", ps, err)
+		}
+		if got := inodes(); !maps.Equal(got, first) {
+			t.Errorf("run %d: records directory holds inodes %v, want the spares' %v", run, got, first)
+		}
+		if r, err := rs.read("second"); err != nil || len(r.Placeholders) != 1 || r.PID != os.Getpid() || r.Pending {
+			t.Errorf("second record = %+v, %v", r, err)
+		}
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		if got := inodes(); !maps.Equal(got, first) {
+			t.Errorf("run %d: after release, inodes %v, want the spares' %v", run, got, first)
+		}
 	}
-	if got := ino(filepath.Join(rs.Dir, "second.json")); got != first {
-		t.Errorf("second record is inode %d, want the spare's %d", got, first)
-	}
-	if r, err := rs.read("second"); err != nil || len(r.Placeholders) != 1 || r.PID != os.Getpid() {
-		t.Errorf("second record = %+v, %v", r, err)
-	}
-	if _, err := os.Lstat(filepath.Join(rs.Dir, spare)); err == nil {
-		t.Error("the spare is still there after it was used")
-	}
-	release()
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -35,6 +36,13 @@ type record struct {
 	PID          int           `json:"pid"`
 	Start        string        `json:"start"` // /proc/PID/stat start time: a reused PID is not the same process
 	Placeholders []Placeholder `json:"placeholders"`
+	// Pending: the record was written before its placeholders were made
+	// (Claim), and names what was planned: a process killed before it
+	// recorded what it made leaves this, and the sweep removes what of it
+	// the process made (see pendingOwn). Since is when it was written, in
+	// Unix nanoseconds.
+	Pending bool  `json:"pending,omitempty"`
+	Since   int64 `json:"since,omitempty"`
 }
 
 func (r record) live() bool { return proc.Alive(r.PID, r.Start) }
@@ -82,11 +90,28 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 		return nil, nil, err
 	}
 	defer unlock()
-	ps, err := Create(planned, rs.Stash())
-	if err != nil {
+	stash := rs.Stash()
+	stash.prepare()
+	stash, closeStash := stash.open()
+	defer closeStash()
+	// What is planned is recorded first: a process killed (SIGKILL, or a
+	// signal that arrived before it relays them) between the making and
+	// the record would otherwise leave placeholders that no record names,
+	// in the project for good.
+	pid, start := os.Getpid(), proc.StartTime(os.Getpid())
+	intent := record{PID: pid, Start: start, Pending: true, Since: time.Now().UnixNano(), Placeholders: intended(planned, stash)}
+	if err := rs.write(id, intent); err != nil {
 		return nil, nil, err
 	}
-	mine := record{PID: os.Getpid(), Start: proc.StartTime(os.Getpid()), Placeholders: ps}
+	ps, err := Create(planned, stash)
+	if err != nil {
+		rs.retire(id) // Create removed what it made
+		return nil, nil, err
+	}
+	if testHookMade != nil {
+		testHookMade()
+	}
+	mine := record{PID: pid, Start: start, Placeholders: ps}
 	if err := rs.write(id, mine); err != nil {
 		rs.release(id, record{Placeholders: ps})
 		return nil, nil, err
@@ -170,11 +195,67 @@ func (rs Records) Sweep() error {
 			os.Remove(filepath.Join(rs.Dir, e.Name()))
 			continue
 		}
-		if !r.live() {
-			errs = append(errs, rs.release(id, r))
+		if r.live() {
+			continue
+		}
+		if r.Pending {
+			r.Placeholders = rs.pendingOwn(id, r)
+		}
+		errs = append(errs, rs.release(id, r))
+	}
+	// A record's temporary file is renamed into place under the lock:
+	// one there now is what a process killed while writing left.
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp") {
+			os.Remove(filepath.Join(rs.Dir, n))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// testHookMade, when set, runs once Claim has made the placeholders and
+// before it records them (a test kills the process there).
+var testHookMade func()
+
+// intended is what Claim records before it makes the placeholders of
+// planned: each as planned, with the inode that waits for it in the stash
+// (the one Create will move into place, unless it makes one).
+func intended(planned []Placeholder, stash Stash) []Placeholder {
+	out := slices.Clone(planned)
+	for i := range out {
+		out[i].Ino = stash.ino(out[i])
+	}
+	return out
+}
+
+// pendingOwn returns the placeholders of r, a pending record of a process
+// that is gone (see record.Pending), that the process made before it was
+// killed, each with the inode found: a path no live record owns that
+// holds a placeholder as stockade makes it, and either the inode that
+// waited in the stash or one changed within seconds of the record (a
+// placeholder made anew). Anything else there is not its to remove, and
+// is left alone. Held under lock.
+func (rs Records) pendingOwn(id string, r record) []Placeholder {
+	owned := map[string]bool{}
+	for _, o := range rs.others(id) {
+		for _, ph := range o.Placeholders {
+			if !ph.Borrowed {
+				owned[ph.Path] = true
+			}
+		}
+	}
+	since := time.Unix(0, r.Since)
+	var out []Placeholder
+	for _, ph := range r.Placeholders {
+		if ph.Borrowed || owned[ph.Path] {
+			continue
+		}
+		if ino, ok := madeSince(ph, since); ok {
+			ph.Ino = ino
+			out = append(out, ph)
+		}
+	}
+	return out
 }
 
 // release removes the placeholders r owns, except those a live record
@@ -272,17 +353,35 @@ func overwrite(name string, b []byte) error {
 	return f.Close()
 }
 
-// spare is a record file kept for the next write: like the placeholders'
-// stash, it spares each run an inode made and freed (see Stash).
-const spare = ".spare"
+// spares are the record files kept for the next writes: like the
+// placeholders' stash, they spare each run an inode made and freed (see
+// Stash). A run writes its record twice (Claim) and each write takes one.
+var spares = [...]string{".spare", ".spare2"}
 
-// retire removes the record of id, keeping its file as the spare if there
-// is none. Held under lock.
-func (rs Records) retire(id string) {
-	name := filepath.Join(rs.Dir, id+".json")
-	if renameNoReplace(name, filepath.Join(rs.Dir, spare)) != nil {
-		os.Remove(name)
+// takeSpare moves a spare, if there is one, to name. Held under lock.
+func (rs Records) takeSpare(name string) {
+	for _, sp := range spares {
+		if renameNoReplace(filepath.Join(rs.Dir, sp), name) == nil {
+			return
+		}
 	}
+}
+
+// keepSpare keeps the file at name as a spare, or removes it if there are
+// enough. Held under lock.
+func (rs Records) keepSpare(name string) {
+	for _, sp := range spares {
+		if renameNoReplace(name, filepath.Join(rs.Dir, sp)) == nil {
+			return
+		}
+	}
+	os.Remove(name)
+}
+
+// retire removes the record of id, keeping its file as a spare. Held
+// under lock.
+func (rs Records) retire(id string) {
+	rs.keepSpare(filepath.Join(rs.Dir, id+".json"))
 }
 
 // handOver makes ph owned by the first live record that borrowed it.
@@ -330,12 +429,20 @@ func (rs Records) write(id string, r record) error {
 		return err
 	}
 	tmp := filepath.Join(rs.Dir, "."+id+".tmp")
-	// The spare, if any, is written over rather than a file made (it is
-	// only ever renamed under the lock, which the caller holds).
-	renameNoReplace(filepath.Join(rs.Dir, spare), tmp)
+	// A spare, if any, is written over rather than a file made (spares
+	// are only ever renamed under the lock, which the caller holds).
+	rs.takeSpare(tmp)
 	if err := overwrite(tmp, b); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("recording placeholders: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(rs.Dir, id+".json"))
+	// A record written over (Claim's, once it has made what it planned;
+	// a hand-over) is swapped with its new text, and its file kept as
+	// a spare rather than freed.
+	name := filepath.Join(rs.Dir, id+".json")
+	if renameExchange(tmp, name) == nil {
+		rs.keepSpare(tmp)
+		return nil
+	}
+	return os.Rename(tmp, name)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,6 +252,47 @@ func TestNothingOutlivesKill(t *testing.T) {
 		if _, err := os.Stat(g); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the cgroup %s of the killed run is still there after the next run (%v)", g, err)
 		}
+	}
+}
+
+// TestInterruptedStartLeavesNothing: a stockade stopped by SIGINT or
+// SIGKILL at any moment of its start (before it relays signals, while it
+// makes the placeholders, before it records them) leaves nothing in the
+// project once the next run has swept: every placeholder is recorded
+// before it is made. (A kill lands in the few hundred microseconds
+// between making and recording in a few runs in a hundred: the loop
+// finds the leak most times without the record written first;
+// internal/mount's TestClaimKilled kills there each time.)
+func TestInterruptedStartLeavesNothing(t *testing.T) {
+	requireSandbox(t)
+	e := newEnv(t)
+	for i := range 150 {
+		sig := syscall.SIGINT
+		if i%3 == 2 {
+			sig = syscall.SIGKILL
+		}
+		cmd := exec.Command(bin, "run", "--", "sleep", "10")
+		cmd.Dir, cmd.Env = e.workdir, e.vars
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(25 * time.Millisecond))))
+		cmd.Process.Signal(sig)
+		cmd.Wait()
+	}
+	if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
+		t.Fatalf("the next run: exit %d\n%s", r.code, r.stderr)
+	}
+	if ents, _ := os.ReadDir(e.workdir); len(ents) != 0 {
+		var names []string
+		for _, d := range ents {
+			names = append(names, d.Name())
+		}
+		t.Errorf("the project holds %v after the interrupted runs and the next one", names)
+	}
+	records := filepath.Join(e.home, ".local/state/stockade/placeholders")
+	if left, _ := filepath.Glob(filepath.Join(records, "*.json")); len(left) != 0 {
+		t.Errorf("placeholder records left: %v", left)
 	}
 }
 
