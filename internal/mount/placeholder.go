@@ -202,9 +202,11 @@ type placeholderStat struct {
 }
 
 // pendingWindow is how long after its pending record a placeholder made
-// anew is taken for the record's (see madeSince): it is made within
-// milliseconds, but a loaded machine may stall the process for seconds.
-const pendingWindow = 10 * time.Second
+// anew, with no stash on its file system, is taken for the record's (see
+// madeSince): it is made within milliseconds, but a loaded machine may
+// stall the process for a while; an empty file the user makes at the path
+// within it, after a stockade was killed, is taken for a placeholder.
+const pendingWindow = 5 * time.Second
 
 // RemovePlaceholders removes each placeholder that is still the empty file or
 // directory stockade made; anything else is left alone and reported. (They

@@ -77,10 +77,11 @@ func lstatAt(dirfd int, name, full string) (placeholderStat, error) {
 
 // madeSince reports whether the path of ph, planned in a pending record
 // written at since (see Records.pendingOwn), holds a placeholder as
-// stockade makes it that is ph's: the inode that waited in the stash for
-// it (ph.Ino), or one whose status changed from a second before since to
-// pendingWindow after it (made anew, or moved from the stash: a rename
-// changes it too). It returns the inode found.
+// stockade makes it (empty, or "{}", with one name; an empty directory)
+// that is ph's: the inode that waited in the stash for it (ph.Ino, which
+// Create moves into place), or, when the record names none (no stash on
+// its file system), one whose status changed from a second before since
+// to pendingWindow after it (made anew). It returns the inode found.
 func madeSince(ph Placeholder, since time.Time) (uint64, bool) {
 	ps := newParents()
 	defer ps.close()
@@ -93,7 +94,10 @@ func madeSince(ph Placeholder, since time.Time) (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	if st.ino != ph.Ino && (st.ctime.Before(since.Add(-time.Second)) || st.ctime.After(since.Add(pendingWindow))) {
+	if ph.Ino != 0 && st.ino != ph.Ino {
+		return 0, false
+	}
+	if ph.Ino == 0 && (st.ctime.Before(since.Add(-time.Second)) || st.ctime.After(since.Add(pendingWindow))) {
 		return 0, false
 	}
 	found := ph
@@ -104,15 +108,38 @@ func madeSince(ph Placeholder, since time.Time) (uint64, bool) {
 	return st.ino, true
 }
 
-// ino is the inode that waits in the stash for p, 0 if none.
-func (s Stash) ino(p Placeholder) uint64 {
-	sfd, sname, ok := s.at(p, false)
+// stock returns the inode that waits in the stash for p, made there first
+// if missing, so that a pending record can name it (see intended); 0 when
+// there is no stash, or it is on another file system than p's directory
+// (Create then makes the placeholder in place: a move fails, EXDEV). devs
+// caches the devices of the directories asked about.
+func (s Stash) stock(p Placeholder, devs map[string]uint64) uint64 {
+	sfd, sname, ok := s.at(p, true)
 	if !ok {
+		return 0
+	}
+	// The device of p's directory, by path: only compared, never acted on.
+	dir := filepath.Dir(p.Path)
+	dev, ok := devs[dir]
+	if !ok {
+		var st unix.Stat_t
+		if unix.Stat(dir, &st) == nil {
+			dev = st.Dev
+		}
+		devs[dir] = dev
+	}
+	var sst unix.Stat_t
+	if dev == 0 || unix.Fstat(sfd, &sst) != nil || sst.Dev != dev {
 		return 0
 	}
 	st, err := lstatAt(sfd, sname, p.Path)
 	if err != nil {
-		return 0
+		if makeAt(sfd, sname, p) != nil {
+			return 0
+		}
+		if st, err = lstatAt(sfd, sname, p.Path); err != nil {
+			return 0
+		}
 	}
 	return st.ino
 }
@@ -123,25 +150,7 @@ func createPlaceholder(p Placeholder, ps parents) (Placeholder, error) {
 		return Placeholder{}, err
 	}
 	fd := dir.Fd()
-	switch {
-	case p.Dir:
-		// Writable for the user outside (an editor may want it while the
-		// sandbox runs; a placeholder given content is left in place), and
-		// read-only inside, where it is a read-only bind.
-		err = unix.Mkdirat(fd, name, 0o755)
-	case filepath.Ext(p.Path) == ".json":
-		// Written unnamed (O_TMPFILE), then linked into place: the name
-		// never exists without its content, so a reader (another stockade
-		// loading a .stockade.json placeholder) never sees an empty file.
-		err = createLinked(fd, name, placeholderJSON)
-	default:
-		var f int
-		f, err = unix.Openat(fd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if err == nil {
-			unix.Close(f)
-		}
-	}
-	if err != nil {
+	if err := makeAt(fd, name, p); err != nil {
 		if err == unix.EEXIST {
 			err = fs.ErrExist
 		}
@@ -152,6 +161,28 @@ func createPlaceholder(p Placeholder, ps parents) (Placeholder, error) {
 		return Placeholder{}, err
 	}
 	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino}, nil
+}
+
+// makeAt makes the placeholder for p at name in fd.
+func makeAt(fd int, name string, p Placeholder) error {
+	switch {
+	case p.Dir:
+		// Writable for the user outside (an editor may want it while the
+		// sandbox runs; a placeholder given content is left in place), and
+		// read-only inside, where it is a read-only bind.
+		return unix.Mkdirat(fd, name, 0o755)
+	case filepath.Ext(p.Path) == ".json":
+		// Written unnamed (O_TMPFILE), then linked into place: the name
+		// never exists without its content, so a reader (another stockade
+		// loading a .stockade.json placeholder) never sees an empty file.
+		return createLinked(fd, name, placeholderJSON)
+	default:
+		f, err := unix.Openat(fd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(f)
+		}
+		return err
+	}
 }
 
 // createLinked creates name in dirfd with content, atomically: an unnamed

@@ -116,40 +116,23 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 		rs.release(id, record{Placeholders: ps})
 		return nil, nil, err
 	}
-	written, stamped := rs.stamp(id)
 	return ps, func() error {
 		unlock, err := rs.lock()
 		if err != nil {
 			return err
 		}
 		defer unlock()
-		// Another sandbox rewrites this record only to hand a
-		// placeholder over (a new file each time): if it is still the
-		// one written above, it says what mine says.
-		r := mine
-		if now, ok := rs.stamp(id); !stamped || !ok || now != written {
-			if r, err = rs.read(id); err != nil {
-				r.Placeholders = ps
-			}
+		// Another sandbox rewrites this record to hand a placeholder
+		// over: what it says now is read again. (A stamp of the file
+		// cannot tell: record files are recycled as spares, so after two
+		// hand-overs the record can be the same inode, of the same size,
+		// and on a file system of whole-second times of the same ctime.)
+		r, err := rs.read(id)
+		if err != nil {
+			r = mine
 		}
 		return rs.release(id, r)
 	}, nil
-}
-
-// stamp tells one version of the record of id from another: a record is
-// only ever replaced whole, by a rename.
-func (rs Records) stamp(id string) (stamp, bool) {
-	var st unix.Stat_t
-	if err := unix.Lstat(filepath.Join(rs.Dir, id+".json"), &st); err != nil {
-		return stamp{}, false
-	}
-	return stamp{st.Ino, st.Ctim, st.Size}, true
-}
-
-type stamp struct {
-	ino  uint64
-	ctim unix.Timespec
-	size int64
 }
 
 // Live are the placeholders that live sandboxes own, by path: a scan finds
@@ -159,7 +142,8 @@ func (rs Records) Live() map[string]Placeholder {
 	out := map[string]Placeholder{}
 	for _, r := range rs.others("") {
 		for _, ph := range r.Placeholders {
-			if !ph.Borrowed {
+			if !ph.Borrowed || r.Pending { // a pending record's are its own (see intended)
+				ph.Borrowed = false
 				out[ph.Path] = ph
 			}
 		}
@@ -184,7 +168,17 @@ func (rs Records) Sweep() error {
 		return err
 	}
 	defer unlock()
+	// Read again under the lock: a record written since the look above
+	// (a pending one, whose process was then killed) is swept too.
+	if ents, err = os.ReadDir(rs.Dir); err != nil {
+		return err
+	}
 	var errs []error
+	// Records that say what their process made go first: a pending
+	// record's sweep must know who still owns what (pendingOwn), and a
+	// dead owner's release hands its placeholders to their live
+	// borrowers first.
+	var pending []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok {
@@ -195,13 +189,19 @@ func (rs Records) Sweep() error {
 			os.Remove(filepath.Join(rs.Dir, e.Name()))
 			continue
 		}
-		if r.live() {
-			continue
+		switch {
+		case r.live():
+		case r.Pending:
+			pending = append(pending, id)
+		default:
+			errs = append(errs, rs.release(id, r))
 		}
-		if r.Pending {
+	}
+	for _, id := range pending {
+		if r, err := rs.read(id); err == nil {
 			r.Placeholders = rs.pendingOwn(id, r)
+			errs = append(errs, rs.release(id, r))
 		}
-		errs = append(errs, rs.release(id, r))
 	}
 	// A record's temporary file is renamed into place under the lock:
 	// one there now is what a process killed while writing left.
@@ -218,26 +218,35 @@ func (rs Records) Sweep() error {
 var testHookMade func()
 
 // intended is what Claim records before it makes the placeholders of
-// planned: each as planned, with the inode that waits for it in the stash
-// (the one Create will move into place, unless it makes one).
+// planned: each as planned, with the inode that waits for it in the stash,
+// which Create will move into place. One the stash lacks is made there
+// first, so that the record can name it; with no stash on the
+// placeholder's file system, the inode is 0 (see madeSince). Each is
+// marked borrowed, so that the sweep of an older stockade, which knows no
+// pending record, leaves them alone rather than take a user's file at one
+// of these paths for a placeholder changed outside the sandbox.
 func intended(planned []Placeholder, stash Stash) []Placeholder {
 	out := slices.Clone(planned)
+	devs := map[string]uint64{}
 	for i := range out {
-		out[i].Ino = stash.ino(out[i])
+		out[i].Ino = stash.stock(out[i], devs)
+		out[i].Borrowed = true
 	}
 	return out
 }
 
 // pendingOwn returns the placeholders of r, a pending record of a process
 // that is gone (see record.Pending), that the process made before it was
-// killed, each with the inode found: a path no live record owns that
-// holds a placeholder as stockade makes it, and either the inode that
-// waited in the stash or one changed within seconds of the record (a
-// placeholder made anew). Anything else there is not its to remove, and
-// is left alone. Held under lock.
+// killed, each with the inode found (madeSince), at a path that no other
+// record says it made. Anything else there is not its to remove, and is
+// left alone. Held under lock, once the records of dead processes that
+// are not pending are released.
 func (rs Records) pendingOwn(id string, r record) []Placeholder {
 	owned := map[string]bool{}
-	for _, o := range rs.others(id) {
+	for oid, o := range rs.all() {
+		if oid == id || o.Pending {
+			continue
+		}
 		for _, ph := range o.Placeholders {
 			if !ph.Borrowed {
 				owned[ph.Path] = true
@@ -247,11 +256,11 @@ func (rs Records) pendingOwn(id string, r record) []Placeholder {
 	since := time.Unix(0, r.Since)
 	var out []Placeholder
 	for _, ph := range r.Placeholders {
-		if ph.Borrowed || owned[ph.Path] {
+		if owned[ph.Path] {
 			continue
 		}
 		if ino, ok := madeSince(ph, since); ok {
-			ph.Ino = ino
+			ph.Ino, ph.Borrowed = ino, false
 			out = append(out, ph)
 		}
 	}
@@ -387,6 +396,9 @@ func (rs Records) retire(id string) {
 // handOver makes ph owned by the first live record that borrowed it.
 func handOver(others map[string]record, ph Placeholder) string {
 	for id, o := range others {
+		if o.Pending {
+			continue // not one that borrowed: see intended
+		}
 		for i, b := range o.Placeholders {
 			if b.Borrowed && b.Path == ph.Path && b.Ino == ph.Ino {
 				o.Placeholders[i].Borrowed = false
@@ -400,14 +412,25 @@ func handOver(others map[string]record, ph Placeholder) string {
 
 // others reads the live records other than id.
 func (rs Records) others(id string) map[string]record {
+	out := rs.all()
+	for oid, r := range out {
+		if oid == id || !r.live() {
+			delete(out, oid)
+		}
+	}
+	return out
+}
+
+// all reads every record, of live processes or not.
+func (rs Records) all() map[string]record {
 	out := map[string]record{}
 	ents, _ := os.ReadDir(rs.Dir)
 	for _, e := range ents {
 		oid, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || oid == id {
+		if !ok {
 			continue
 		}
-		if r, err := rs.read(oid); err == nil && r.live() {
+		if r, err := rs.read(oid); err == nil {
 			out[oid] = r
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stockade-dev/stockade/internal/proc"
 )
 
 // claimKilledProtect is what the child of TestClaimKilled protects.
@@ -56,6 +58,17 @@ func TestClaimKilled(t *testing.T) {
 			ents, _ := os.ReadDir(wd)
 			if len(ents) != len(claimKilledProtect)+1 {
 				t.Fatalf("the child left %d entries in the project, want its %d placeholders and src", len(ents), len(claimKilledProtect))
+			}
+			// What an older stockade's sweep reads: every entry borrowed,
+			// so that it removes none (it knows no pending record).
+			r, err := rs.read("killed")
+			if err != nil || !r.Pending || len(r.Placeholders) != len(claimKilledProtect) {
+				t.Fatalf("the killed process's record = %+v, %v; want it pending, with what it planned", r, err)
+			}
+			for _, ph := range r.Placeholders {
+				if !ph.Borrowed || ph.Ino == 0 {
+					t.Errorf("pending entry %+v: want it borrowed, with the stash's inode", ph)
+				}
 			}
 			if err := rs.Sweep(); err != nil {
 				t.Fatal(err)
@@ -143,5 +156,179 @@ func TestSweepTemporary(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(rs.Dir, ".abc123.tmp")); err == nil {
 		t.Error("the killed write's temporary file survived the sweep")
+	}
+}
+
+// TestSweepPendingWindow: with no inode recorded (no stash on the
+// placeholder's file system), a pending record's entry is taken for its
+// process's only if it changed from a second before the record to
+// pendingWindow after it.
+func TestSweepPendingWindow(t *testing.T) {
+	for name, c := range map[string]struct {
+		since time.Duration // of the record, from now
+		taken bool
+	}{
+		"just made":         {0, true},
+		"within the window": {-pendingWindow + time.Second, true},
+		"after the window":  {-pendingWindow - time.Second, false},
+		"before the record": {2 * time.Second, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			wd := tree(t, "src/")
+			rs := Records{Dir: t.TempDir()}
+			os.WriteFile(filepath.Join(wd, "CLAUDE.md"), nil, 0o644)
+			r := record{PID: 999999999, Pending: true, Since: time.Now().Add(c.since).UnixNano(),
+				Placeholders: []Placeholder{{Path: filepath.Join(wd, "CLAUDE.md"), Root: wd, Borrowed: true}}}
+			if got := rs.pendingOwn("dead", r); (len(got) == 1) != c.taken {
+				t.Errorf("pendingOwn = %+v, want taken %v", got, c.taken)
+			}
+		})
+	}
+}
+
+// liveProcess starts a process that stays alive for the test, for a
+// record of another live sandbox.
+func liveProcess(t *testing.T) (int, string) {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	for range 100 {
+		if proc.Alive(pid, proc.StartTime(pid)) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return pid, proc.StartTime(pid)
+}
+
+// TestSweepOrder: one sweep meets a dead owner D of a placeholder that a
+// live sandbox C borrowed, and a dead pending record A that planned the
+// same path (A's Create borrowed it, as it was D's). D's release goes
+// first and hands the placeholder to C; A's sweep then sees it owned and
+// leaves it. (Swept in the order of their names, A before D, and with only
+// live records' placeholders taken as owned, A took it for its own and
+// handed it to C; then D's release found no borrower and removed it from
+// under C. Either of the two defences keeps it.)
+func TestSweepOrder(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	pl := planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}})
+	ps, err := Create(pl, Stash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ps[0]
+	cpid, cstart := liveProcess(t)
+	borrowed := x
+	borrowed.Borrowed = true
+	rs.write("c-live", record{PID: cpid, Start: cstart, Placeholders: []Placeholder{borrowed}})
+	rs.write("d-dead", record{PID: 999999998, Start: "1", Placeholders: []Placeholder{x}})
+	a := pl[0]
+	a.Borrowed = true
+	rs.write("a-dead", record{PID: 999999997, Start: "1", Pending: true, Since: time.Now().UnixNano(), Placeholders: []Placeholder{a}})
+	if err := rs.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(x.Path); err != nil {
+		t.Fatalf("the placeholder was removed from under the live borrower: %v", err)
+	}
+	r, err := rs.read("c-live")
+	if err != nil || len(r.Placeholders) != 1 || r.Placeholders[0].Borrowed {
+		t.Errorf("the live borrower's record = %+v, %v; want the placeholder its own", r, err)
+	}
+	for _, id := range []string{"a-dead", "d-dead"} {
+		if _, err := rs.read(id); err == nil {
+			t.Errorf("record %s survived the sweep", id)
+		}
+	}
+}
+
+// TestSweepPendingUserMade: what the user makes at a planned path after a
+// stockade was killed before it made its placeholder (an empty directory,
+// an empty file) is the user's: the pending record names the inode in the
+// stash, and the sweep leaves what has another.
+func TestSweepPendingUserMade(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	pl := planned(Config{Workdir: wd, Protect: []string{".vscode/", ".env"}})
+	stash := rs.Stash()
+	stash.prepare()
+	stash, closeStash := stash.open()
+	r := record{PID: 999999997, Start: "1", Pending: true, Since: time.Now().UnixNano(), Placeholders: intended(pl, stash)}
+	closeStash()
+	for _, ph := range r.Placeholders {
+		if ph.Ino == 0 {
+			t.Fatalf("no stash inode recorded for %s: the stash is on the project's file system", ph.Path)
+		}
+	}
+	if err := rs.write("killed", r); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(wd, ".vscode"), 0o755)
+	os.WriteFile(filepath.Join(wd, ".env"), nil, 0o600)
+	if err := rs.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{".vscode", ".env"} {
+		if _, err := os.Lstat(filepath.Join(wd, n)); err != nil {
+			t.Errorf("the user's %s was removed by the sweep of a record whose process never made it", n)
+		}
+	}
+}
+
+// TestReleaseAfterHandOvers: two sandboxes hand their placeholders to a
+// third in turn, each rewriting its record; the third's release reads what
+// its record says then, and removes both. (Record files are recycled, so
+// after two hand-overs the record can be the file it was written in, of
+// the same size: a stamp of inode, size and ctime took it for unchanged on
+// a file system of whole-second times, and the release left both
+// placeholders, as borrowed, with no record naming them. With this
+// kernel's fine-grained times the ctime told them apart: this passes with
+// the stamp too, and fails with the release using what it wrote.)
+func TestReleaseAfterHandOvers(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	cfg := Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/"}}
+	_, first, err := rs.Claim("first", planned(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first() // the spares exist
+	pl := planned(cfg)
+	ps, err := Create(pl, Stash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bpid, bstart := liveProcess(t)
+	dpid, dstart := liveProcess(t)
+	rb := record{PID: bpid, Start: bstart, Placeholders: []Placeholder{ps[0]}}
+	rd := record{PID: dpid, Start: dstart, Placeholders: []Placeholder{ps[1]}}
+	rs.write("b", rb)
+	rs.write("d", rd)
+	got, release, err := rs.Claim("c", pl)
+	if err != nil || len(got) != 2 || !got[0].Borrowed || !got[1].Borrowed {
+		t.Fatalf("Claim = %+v, %v; want both borrowed", got, err)
+	}
+	unlock, err := rs.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.release("b", rb)
+	rs.release("d", rd)
+	unlock()
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if _, err := os.Lstat(p.Path); err == nil {
+			t.Errorf("%s left behind by the release of the sandbox it was handed to", p.Path)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(rs.Dir, "*.json")); len(left) != 0 {
+		t.Errorf("records left: %v", left)
 	}
 }

@@ -259,13 +259,24 @@ func TestNothingOutlivesKill(t *testing.T) {
 // SIGKILL at any moment of its start (before it relays signals, while it
 // makes the placeholders, before it records them) leaves nothing in the
 // project once the next run has swept: every placeholder is recorded
-// before it is made. (A kill lands in the few hundred microseconds
-// between making and recording in a few runs in a hundred: the loop
-// finds the leak most times without the record written first;
-// internal/mount's TestClaimKilled kills there each time.)
+// before it is made. The stops land anywhere in a whole run's time, and
+// enough of them after the placeholders were made, or the test proves
+// nothing. (A stop lands between making and recording in a few runs in a
+// hundred: the loop found the leak in five trials of five without the
+// record written first; internal/mount's TestClaimKilled kills there
+// each time.)
 func TestInterruptedStartLeavesNothing(t *testing.T) {
 	requireSandbox(t)
 	e := newEnv(t)
+	var whole time.Duration
+	for range 3 {
+		t0 := time.Now()
+		if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+		whole = time.Since(t0)
+	}
+	left := 0 // stops after which the project held placeholders
 	for i := range 150 {
 		sig := syscall.SIGINT
 		if i%3 == 2 {
@@ -276,9 +287,15 @@ func TestInterruptedStartLeavesNothing(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rand.Int64N(int64(25 * time.Millisecond))))
+		time.Sleep(time.Duration(rand.Int64N(int64(whole))))
 		cmd.Process.Signal(sig)
 		cmd.Wait()
+		if ents, _ := os.ReadDir(e.workdir); len(ents) > 0 {
+			left++
+		}
+	}
+	if left < 10 {
+		t.Fatalf("only %d of 150 stops came after the placeholders were made (a whole run takes %v): the loop tests nothing", left, whole)
 	}
 	if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
 		t.Fatalf("the next run: exit %d\n%s", r.code, r.stderr)
@@ -294,6 +311,7 @@ func TestInterruptedStartLeavesNothing(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(records, "*.json")); len(left) != 0 {
 		t.Errorf("placeholder records left: %v", left)
 	}
+	t.Logf("%d of 150 stops left placeholders for the next run to sweep (a whole run: %v)", left, whole)
 }
 
 // cgroupsOf returns the directories of the stockade cgroups the process
