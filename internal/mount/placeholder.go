@@ -56,12 +56,18 @@ func Split(missing []MissingPath) []Placeholder {
 // moment earlier is shared (Borrowed). On error, the placeholders made so
 // far are removed again.
 func Create(planned []Placeholder, stash Stash) ([]Placeholder, error) {
+	dirs := newParents()
+	defer dirs.close()
+	return create(planned, stash, dirs)
+}
+
+// create is Create with the directories of the placeholders opened in
+// dirs, or to be.
+func create(planned []Placeholder, stash Stash, dirs parents) ([]Placeholder, error) {
 	var made []Placeholder
 	stash.prepare()
 	stash, closeStash := stash.open()
 	defer closeStash()
-	dirs := newParents()
-	defer dirs.close()
 	for _, p := range planned {
 		ph, err := stash.take(p, dirs)
 		if err != nil {

@@ -110,26 +110,16 @@ func madeSince(ph Placeholder, since time.Time) (uint64, bool) {
 
 // stock returns the inode that waits in the stash for p, made there first
 // if missing, so that a pending record can name it (see intended); 0 when
-// there is no stash, or it is on another file system than p's directory
-// (Create then makes the placeholder in place: a move fails, EXDEV). devs
-// caches the devices of the directories asked about.
-func (s Stash) stock(p Placeholder, devs map[string]uint64) uint64 {
+// there is no stash, or it is on another mount than p's directory (a move
+// from it fails, EXDEV, also from another mount of the same file system,
+// and Create makes the placeholder in place).
+func (s Stash) stock(p Placeholder, dirs parents) uint64 {
 	sfd, sname, ok := s.at(p, true)
 	if !ok {
 		return 0
 	}
-	// The device of p's directory, by path: only compared, never acted on.
-	dir := filepath.Dir(p.Path)
-	dev, ok := devs[dir]
-	if !ok {
-		var st unix.Stat_t
-		if unix.Stat(dir, &st) == nil {
-			dev = st.Dev
-		}
-		devs[dir] = dev
-	}
-	var sst unix.Stat_t
-	if dev == 0 || unix.Fstat(sfd, &sst) != nil || sst.Dev != dev {
+	dir, _, err := dirs.of(p)
+	if err != nil || mountID(dir.Fd()) == 0 || mountID(dir.Fd()) != mountID(sfd) {
 		return 0
 	}
 	st, err := lstatAt(sfd, sname, p.Path)
@@ -142,6 +132,15 @@ func (s Stash) stock(p Placeholder, devs map[string]uint64) uint64 {
 		}
 	}
 	return st.ino
+}
+
+// mountID is the ID of the mount that holds fd, 0 if unknown.
+func mountID(fd int) uint64 {
+	var stx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx) != nil || stx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0
+	}
+	return stx.Mnt_id
 }
 
 func createPlaceholder(p Placeholder, ps parents) (Placeholder, error) {

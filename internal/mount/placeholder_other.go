@@ -37,4 +37,4 @@ func renameExchange(string, string) error { return errNotSupported }
 
 func madeSince(Placeholder, time.Time) (uint64, bool) { return 0, false }
 
-func (s Stash) stock(Placeholder, map[string]uint64) uint64 { return 0 }
+func (s Stash) stock(Placeholder, parents) uint64 { return 0 }

@@ -99,11 +99,13 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 	// the record would otherwise leave placeholders that no record names,
 	// in the project for good.
 	pid, start := os.Getpid(), proc.StartTime(os.Getpid())
-	intent := record{PID: pid, Start: start, Pending: true, Since: time.Now().UnixNano(), Placeholders: intended(planned, stash)}
+	dirs := newParents()
+	defer dirs.close()
+	intent := record{PID: pid, Start: start, Pending: true, Since: time.Now().UnixNano(), Placeholders: intended(planned, stash, dirs)}
 	if err := rs.write(id, intent); err != nil {
 		return nil, nil, err
 	}
-	ps, err := Create(planned, stash)
+	ps, err := create(planned, stash, dirs)
 	if err != nil {
 		rs.retire(id) // Create removed what it made
 		return nil, nil, err
@@ -128,6 +130,12 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 		// hand-overs the record can be the same inode, of the same size,
 		// and on a file system of whole-second times of the same ctime.)
 		r, err := rs.read(id)
+		if errors.Is(err, os.ErrNotExist) {
+			// Another stockade took this process for dead (it could not
+			// see it: another PID namespace) and released them; what is
+			// at their paths now may be another run's.
+			return fmt.Errorf("the record of the placeholders of %s was removed while it ran: another stockade released them", id)
+		}
 		if err != nil {
 			r = mine
 		}
@@ -137,13 +145,23 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 
 // Live are the placeholders that live sandboxes own, by path: a scan finds
 // them as existing paths, and a sandbox that protects the same path must
-// borrow them (Claim) rather than take them for the project's own.
+// borrow them (Claim) rather than take them for the project's own. Read
+// under the lock, so that no record is pending (Claim holds it from the
+// pending record to the final one).
 func (rs Records) Live() map[string]Placeholder {
 	out := map[string]Placeholder{}
+	ents, _ := os.ReadDir(rs.Dir)
+	if !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".json") }) {
+		return out // none live: no lock to take
+	}
+	unlock, err := rs.lock()
+	if err != nil {
+		return out
+	}
+	defer unlock()
 	for _, r := range rs.others("") {
 		for _, ph := range r.Placeholders {
-			if !ph.Borrowed || r.Pending { // a pending record's are its own (see intended)
-				ph.Borrowed = false
+			if !ph.Borrowed {
 				out[ph.Path] = ph
 			}
 		}
@@ -174,11 +192,6 @@ func (rs Records) Sweep() error {
 		return err
 	}
 	var errs []error
-	// Records that say what their process made go first: a pending
-	// record's sweep must know who still owns what (pendingOwn), and a
-	// dead owner's release hands its placeholders to their live
-	// borrowers first.
-	var pending []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok {
@@ -189,19 +202,13 @@ func (rs Records) Sweep() error {
 			os.Remove(filepath.Join(rs.Dir, e.Name()))
 			continue
 		}
-		switch {
-		case r.live():
-		case r.Pending:
-			pending = append(pending, id)
-		default:
-			errs = append(errs, rs.release(id, r))
+		if r.live() {
+			continue
 		}
-	}
-	for _, id := range pending {
-		if r, err := rs.read(id); err == nil {
+		if r.Pending {
 			r.Placeholders = rs.pendingOwn(id, r)
-			errs = append(errs, rs.release(id, r))
 		}
+		errs = append(errs, rs.release(id, r))
 	}
 	// A record's temporary file is renamed into place under the lock:
 	// one there now is what a process killed while writing left.
@@ -225,11 +232,10 @@ var testHookMade func()
 // marked borrowed, so that the sweep of an older stockade, which knows no
 // pending record, leaves them alone rather than take a user's file at one
 // of these paths for a placeholder changed outside the sandbox.
-func intended(planned []Placeholder, stash Stash) []Placeholder {
+func intended(planned []Placeholder, stash Stash, dirs parents) []Placeholder {
 	out := slices.Clone(planned)
-	devs := map[string]uint64{}
 	for i := range out {
-		out[i].Ino = stash.stock(out[i], devs)
+		out[i].Ino = stash.stock(out[i], dirs)
 		out[i].Borrowed = true
 	}
 	return out
@@ -239,8 +245,9 @@ func intended(planned []Placeholder, stash Stash) []Placeholder {
 // that is gone (see record.Pending), that the process made before it was
 // killed, each with the inode found (madeSince), at a path that no other
 // record says it made. Anything else there is not its to remove, and is
-// left alone. Held under lock, once the records of dead processes that
-// are not pending are released.
+// left alone. The other records count whether their process is alive or
+// not: a dead one's release, before or after this, hands what it made to
+// its borrowers or removes it. Held under lock.
 func (rs Records) pendingOwn(id string, r record) []Placeholder {
 	owned := map[string]bool{}
 	for oid, o := range rs.all() {
@@ -272,12 +279,15 @@ func (rs Records) pendingOwn(id string, r record) []Placeholder {
 func (rs Records) release(id string, r record) error {
 	others := rs.others(id)
 	var remove []Placeholder
+	var held []error
 	for _, ph := range r.Placeholders {
 		if ph.Borrowed {
 			continue
 		}
 		if taker := handOver(others, ph); taker != "" {
-			rs.write(taker, others[taker])
+			if err := rs.write(taker, others[taker]); err != nil {
+				held = append(held, fmt.Errorf("handing placeholder %s over: %w; left in place", ph.Path, err))
+			}
 			continue
 		}
 		remove = append(remove, ph)
@@ -291,6 +301,11 @@ func (rs Records) release(id string, r record) error {
 	}
 	err := RemovePlaceholders(remove, rs.Stash())
 	wg.Wait()
+	if len(held) > 0 {
+		// The record stays, for the next sweep to hand them over or
+		// remove them: the borrower's record still says it borrowed.
+		return errors.Join(append(held, err)...)
+	}
 	rs.retire(id)
 	return err
 }

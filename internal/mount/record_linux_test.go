@@ -1,9 +1,11 @@
 package mount
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,16 +30,24 @@ func TestClaimKilled(t *testing.T) {
 		Records{Dir: records}.Claim("killed", planned(Config{Workdir: wd, Protect: claimKilledProtect}))
 		os.Exit(3) // not killed: the parent says so
 	}
-	for _, stashed := range []bool{false, true} {
-		name := "anew"
-		if stashed {
-			name = "stashed"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		stashed bool // an earlier run left the placeholders in the stash
+		other   bool // the records, and the stash, on another mount (a tmpfs)
+	}{{"anew", false, false}, {"stashed", true, false}, {"stash on another mount", false, true}} {
+		t.Run(c.name, func(t *testing.T) {
 			wd := tree(t, "src/")
 			rs := Records{Dir: t.TempDir()}
+			if c.other {
+				dir, err := os.MkdirTemp("/dev/shm", "stockade-records-")
+				if err != nil {
+					t.Fatalf("a records directory on /dev/shm, another mount than %s: %v", wd, err)
+				}
+				t.Cleanup(func() { os.RemoveAll(dir) })
+				rs.Dir = dir
+			}
 			cfg := Config{Workdir: wd, Protect: claimKilledProtect}
-			if stashed {
+			if c.stashed {
 				_, release, err := rs.Claim("earlier", planned(cfg))
 				if err != nil {
 					t.Fatal(err)
@@ -66,8 +76,8 @@ func TestClaimKilled(t *testing.T) {
 				t.Fatalf("the killed process's record = %+v, %v; want it pending, with what it planned", r, err)
 			}
 			for _, ph := range r.Placeholders {
-				if !ph.Borrowed || ph.Ino == 0 {
-					t.Errorf("pending entry %+v: want it borrowed, with the stash's inode", ph)
+				if !ph.Borrowed || (ph.Ino == 0) != c.other {
+					t.Errorf("pending entry %+v: want it borrowed, with the stash's inode unless the stash is on another mount", ph)
 				}
 			}
 			if err := rs.Sweep(); err != nil {
@@ -207,12 +217,11 @@ func liveProcess(t *testing.T) (int, string) {
 
 // TestSweepOrder: one sweep meets a dead owner D of a placeholder that a
 // live sandbox C borrowed, and a dead pending record A that planned the
-// same path (A's Create borrowed it, as it was D's). D's release goes
-// first and hands the placeholder to C; A's sweep then sees it owned and
-// leaves it. (Swept in the order of their names, A before D, and with only
-// live records' placeholders taken as owned, A took it for its own and
-// handed it to C; then D's release found no borrower and removed it from
-// under C. Either of the two defences keeps it.)
+// same path (A's Create borrowed it, as it was D's). Swept in the order of
+// their names, A comes first: it must take the placeholder for D's, since
+// D's record says D made it, dead or not. (With only live records'
+// placeholders taken as owned, A took it for its own and handed it to C;
+// then D's release found no borrower and removed it from under C.)
 func TestSweepOrder(t *testing.T) {
 	wd := tree(t, "src/")
 	rs := Records{Dir: t.TempDir()}
@@ -258,7 +267,9 @@ func TestSweepPendingUserMade(t *testing.T) {
 	stash := rs.Stash()
 	stash.prepare()
 	stash, closeStash := stash.open()
-	r := record{PID: 999999997, Start: "1", Pending: true, Since: time.Now().UnixNano(), Placeholders: intended(pl, stash)}
+	dirs := newParents()
+	r := record{PID: 999999997, Start: "1", Pending: true, Since: time.Now().UnixNano(), Placeholders: intended(pl, stash, dirs)}
+	dirs.close()
 	closeStash()
 	for _, ph := range r.Placeholders {
 		if ph.Ino == 0 {
@@ -330,5 +341,85 @@ func TestReleaseAfterHandOvers(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(rs.Dir, "*.json")); len(left) != 0 {
 		t.Errorf("records left: %v", left)
+	}
+}
+
+// TestStockOtherMount: a project reached through a bind mount of the
+// stash's file system (same device, another mount) gets no stash inode in
+// the pending record: a move from the stash fails there (EXDEV), Create
+// makes the placeholder anew, and a record naming the stash's inode would
+// make the sweep leave it for good. Run in a user and mount namespace of
+// its own (unshare -rm), where the test may bind.
+func TestStockOtherMount(t *testing.T) {
+	if base := os.Getenv("STOCKADE_TEST_BIND_BASE"); base != "" {
+		src, proj := filepath.Join(base, "src"), filepath.Join(base, "proj")
+		if err := unix.Mount(src, proj, "", unix.MS_BIND, ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, wd := range []string{src, proj} {
+			stash := Records{Dir: filepath.Join(base, "records")}.Stash()
+			stash.prepare()
+			stash, closeStash := stash.open()
+			dirs := newParents()
+			got := intended(planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}), stash, dirs)
+			dirs.close()
+			closeStash()
+			if len(got) != 1 {
+				t.Fatalf("intended = %+v", got)
+			}
+			fmt.Printf("%s %d\n", filepath.Base(wd), got[0].Ino)
+		}
+		return
+	}
+	base := t.TempDir()
+	for _, d := range []string{"src", "proj", "records"} {
+		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("unshare", "-rm", os.Args[0], "-test.run=^TestStockOtherMount$", "-test.v")
+	cmd.Env = append(os.Environ(), "STOCKADE_TEST_BIND_BASE="+base)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("unshare -rm: %v\n%s", err, out)
+	}
+	var srcIno, projIno uint64
+	for _, line := range strings.Split(string(out), "\n") {
+		fmt.Sscanf(line, "src %d", &srcIno)
+		fmt.Sscanf(line, "proj %d", &projIno)
+	}
+	if srcIno == 0 {
+		t.Errorf("no stash inode for a project on the stash's own mount:\n%s", out)
+	}
+	if projIno != 0 {
+		t.Errorf("stash inode %d recorded for a project on a bind mount, where a move from the stash fails:\n%s", projIno, out)
+	}
+}
+
+// TestReleaseRecordGone: a run whose record another stockade removed
+// (it took the run for dead: another PID namespace) releases nothing at
+// its end, and says so: that stockade released the placeholders, and what
+// is at their paths now may be another run's.
+func TestReleaseRecordGone(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	ps, release, err := rs.Claim("gone", planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}))
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Claim = %v, %v", ps, err)
+	}
+	// The other stockade's sweep, then another run that took the
+	// placeholder back into place.
+	r, _ := rs.read("gone")
+	rs.release("gone", r)
+	other, releaseOther, err := rs.Claim("other", planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}))
+	if err != nil || len(other) != 1 || other[0].Ino != ps[0].Ino {
+		t.Fatalf("the other run's Claim = %+v, %v; want the same inode back from the stash", other, err)
+	}
+	defer releaseOther()
+	if err := release(); err == nil || !strings.Contains(err.Error(), "was removed while it ran") {
+		t.Errorf("release = %v, want it to say the record was removed", err)
+	}
+	if _, err := os.Lstat(ps[0].Path); err != nil {
+		t.Errorf("the release removed the other run's placeholder: %v", err)
 	}
 }
