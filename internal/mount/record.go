@@ -143,24 +143,31 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 	}, nil
 }
 
-// Live are the placeholders that live sandboxes own, by path: a scan finds
-// them as existing paths, and a sandbox that protects the same path must
-// borrow them (Claim) rather than take them for the project's own. Read
-// under the lock, so that no record is pending (Claim holds it from the
-// pending record to the final one).
+// Live are the placeholders that sandboxes own, by path: a scan finds them
+// as existing paths, and a sandbox that protects the same path must borrow
+// them (Claim) rather than take them for the project's own. Those of a
+// record whose process is gone count too, until a sweep releases them: it
+// hands them to a borrower rather than remove them from under its bind (a
+// process killed in its Claim after this start's sweep, before its scan).
+// Read under the lock, so that no record of a live process is pending
+// (Claim holds it from the pending record to the final one).
 func (rs Records) Live() map[string]Placeholder {
 	out := map[string]Placeholder{}
 	ents, _ := os.ReadDir(rs.Dir)
 	if !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".json") }) {
-		return out // none live: no lock to take
+		return out // none: no lock to take
 	}
 	unlock, err := rs.lock()
 	if err != nil {
 		return out
 	}
 	defer unlock()
-	for _, r := range rs.others("") {
-		for _, ph := range r.Placeholders {
+	for id, r := range rs.all() {
+		phs := r.Placeholders
+		if r.Pending {
+			phs = rs.pendingOwn(id, r)
+		}
+		for _, ph := range phs {
 			if !ph.Borrowed {
 				out[ph.Path] = ph
 			}
@@ -199,7 +206,9 @@ func (rs Records) Sweep() error {
 		}
 		r, err := rs.read(id)
 		if err != nil {
-			os.Remove(filepath.Join(rs.Dir, e.Name()))
+			if errors.As(err, new(*json.SyntaxError)) || errors.As(err, new(*json.UnmarshalTypeError)) {
+				os.Remove(filepath.Join(rs.Dir, e.Name())) // not a record: nothing to go by
+			}
 			continue
 		}
 		if r.live() {
@@ -278,15 +287,27 @@ func (rs Records) pendingOwn(id string, r record) []Placeholder {
 // borrowed, which become that record's own; then r goes. Held under lock.
 func (rs Records) release(id string, r record) error {
 	others := rs.others(id)
-	var remove []Placeholder
-	var held []error
+	// What another live record says it made is that record's, whatever
+	// this one says (a record left behind by a failed hand-over, one
+	// wrongly judged dead): it is never removed from under it.
+	owned := map[string]bool{}
+	for _, o := range others {
+		for _, ph := range o.Placeholders {
+			if !ph.Borrowed {
+				owned[ph.Path] = true
+			}
+		}
+	}
+	var remove, held []Placeholder
+	var heldErrs []error
 	for _, ph := range r.Placeholders {
-		if ph.Borrowed {
+		if ph.Borrowed || owned[ph.Path] {
 			continue
 		}
 		if taker := handOver(others, ph); taker != "" {
 			if err := rs.write(taker, others[taker]); err != nil {
-				held = append(held, fmt.Errorf("handing placeholder %s over: %w; left in place", ph.Path, err))
+				held = append(held, ph)
+				heldErrs = append(heldErrs, fmt.Errorf("handing placeholder %s over: %w; left in place", ph.Path, err))
 			}
 			continue
 		}
@@ -302,12 +323,16 @@ func (rs Records) release(id string, r record) error {
 	err := RemovePlaceholders(remove, rs.Stash())
 	wg.Wait()
 	if len(held) > 0 {
-		// The record stays, for the next sweep to hand them over or
-		// remove them: the borrower's record still says it borrowed.
-		return errors.Join(append(held, err)...)
+		// The record stays with them alone, for the next sweep to hand
+		// them over or remove them: the borrower's record still says it
+		// borrowed them.
+		r.Placeholders, r.Pending = held, false
+		if rs.write(id, r) == nil {
+			return errors.Join(append(heldErrs, err)...)
+		}
 	}
 	rs.retire(id)
-	return err
+	return errors.Join(append(heldErrs, err)...)
 }
 
 // Exclude writes the block of placeholders in the info/exclude of each

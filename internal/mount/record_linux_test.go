@@ -423,3 +423,110 @@ func TestReleaseRecordGone(t *testing.T) {
 		t.Errorf("the release removed the other run's placeholder: %v", err)
 	}
 }
+
+// TestReleaseHandOverFails: a release whose hand-over of one placeholder
+// fails (the borrower's record cannot be written) keeps its record, with
+// that placeholder alone; a later release of it (the next sweep) hands it
+// over, and removes none of what was handed over or released already,
+// even where another run has since taken the same inode back from the
+// stash. (The record kept as it was made the next release remove both,
+// from under their new owners.)
+func TestReleaseHandOverFails(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	at := func(name string) string { return filepath.Join(wd, name) }
+	ps, releaseA, err := rs.Claim("a", planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/", "AGENTS.md"}}))
+	if err != nil || len(ps) != 3 {
+		t.Fatalf("Claim = %v, %v", ps, err)
+	}
+	byName := map[string]Placeholder{}
+	for _, ph := range ps {
+		b := ph
+		b.Borrowed = true
+		byName[filepath.Base(ph.Path)] = b
+	}
+	bpid, bstart := liveProcess(t)
+	cpid, cstart := liveProcess(t)
+	rs.write("b", record{PID: bpid, Start: bstart, Placeholders: []Placeholder{byName["CLAUDE.md"]}})
+	rs.write("c", record{PID: cpid, Start: cstart, Placeholders: []Placeholder{byName[".vscode"]}})
+	// C's record cannot be written: its temporary file's name is taken.
+	block := filepath.Join(rs.Dir, ".c.tmp")
+	if err := os.MkdirAll(filepath.Join(block, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := releaseA(); err == nil || !strings.Contains(err.Error(), "left in place") {
+		t.Fatalf("release = %v, want the failed hand-over said", err)
+	}
+	if r, err := rs.read("a"); err != nil || len(r.Placeholders) != 1 || r.Placeholders[0].Path != at(".vscode") {
+		t.Fatalf("a's record after the failed hand-over = %+v, %v; want .vscode alone", r, err)
+	}
+	// Another run takes AGENTS.md back from the stash, the same inode.
+	d, releaseD, err := rs.Claim("d", planned(Config{Workdir: wd, Protect: []string{"AGENTS.md"}}))
+	if err != nil || len(d) != 1 || d[0].Ino != byName["AGENTS.md"].Ino {
+		t.Fatalf("d's Claim = %+v, %v; want AGENTS.md's inode back from the stash", d, err)
+	}
+	defer releaseD()
+	os.RemoveAll(block)
+	// a's process is gone: the next sweep releases what its record holds.
+	r, _ := rs.read("a")
+	r.PID = 999999999
+	rs.write("a", r)
+	if err := rs.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"CLAUDE.md", ".vscode", "AGENTS.md"} {
+		if _, err := os.Lstat(at(n)); err != nil {
+			t.Errorf("%s was removed from under the run that owns it now: %v", n, err)
+		}
+	}
+	if r, err := rs.read("c"); err != nil || len(r.Placeholders) != 1 || r.Placeholders[0].Borrowed {
+		t.Errorf("c's record = %+v, %v; want .vscode handed over", r, err)
+	}
+	if _, err := rs.read("a"); err == nil {
+		t.Error("a's record survived the sweep")
+	}
+}
+
+// TestReleaseSparesOwned: a record of a dead process that names a
+// placeholder another live record says it made (a record wrongly judged
+// dead, left behind, or stale) never removes it from under that one.
+func TestReleaseSparesOwned(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	ps, release, err := rs.Claim("live", planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}))
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Claim = %v, %v", ps, err)
+	}
+	defer release()
+	rs.write("stale", record{PID: 999999999, Start: "1", Placeholders: ps})
+	if err := rs.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(ps[0].Path); err != nil {
+		t.Errorf("the sweep of a stale record removed a live run's placeholder: %v", err)
+	}
+}
+
+// TestLiveDead: the placeholders of a record whose process is gone count
+// as owned until a sweep releases them, whether the record is pending or
+// not: a start whose sweep ran before that process was killed finds them
+// as existing paths, and must borrow them, so that the next sweep hands
+// them to it rather than remove them from under its bind.
+func TestLiveDead(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	ps, err := Create(planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md", "AGENTS.md"}}), Stash{})
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("Create = %v, %v", ps, err)
+	}
+	rs.write("final", record{PID: 999999998, Start: "1", Placeholders: ps[:1]})
+	pending := ps[1]
+	pending.Ino, pending.Borrowed = 0, true
+	rs.write("pending", record{PID: 999999997, Start: "1", Pending: true, Since: time.Now().UnixNano(), Placeholders: []Placeholder{pending}})
+	live := rs.Live()
+	for _, ph := range ps {
+		if got, ok := live[ph.Path]; !ok || got.Ino != ph.Ino || got.Borrowed {
+			t.Errorf("Live()[%s] = %+v, %v; want the dead process's placeholder, owned", ph.Path, got, ok)
+		}
+	}
+}

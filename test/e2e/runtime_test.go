@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,46 +260,58 @@ func TestNothingOutlivesKill(t *testing.T) {
 // SIGKILL at any moment of its start (before it relays signals, while it
 // makes the placeholders, before it records them) leaves nothing in the
 // project once the next run has swept: every placeholder is recorded
-// before it is made. The stops land anywhere in a whole run's time, and
-// enough of them after the placeholders were made, or the test proves
-// nothing. (A stop lands between making and recording in a few runs in a
+// before it is made. The stops land in the first 60 % of a whole run's
+// time, and enough of them between the first record and the release (each
+// leaves a record of its own for the next run to sweep), or the test
+// proves nothing. (A stop lands between making and recording in a few runs in a
 // hundred: the loop found the leak in five trials of five without the
-// record written first; internal/mount's TestClaimKilled kills there
-// each time.)
+// record written first; internal/mount's TestClaimKilled kills there each
+// time.)
 func TestInterruptedStartLeavesNothing(t *testing.T) {
 	requireSandbox(t)
 	e := newEnv(t)
+	// A run killed after it made its cgroup and before its record leaves
+	// the group, by design (docs/sandbox.md): the runs go in a group of
+	// the test's own, removed with what they left in it.
+	procs := testCgroups(t)
+	command := func(args ...string) *exec.Cmd {
+		cmd := exec.Command("sh", append([]string{"-c", `for f in $STOCKADE_TEST_CGROUPS; do echo $$ > "$f" || exit 1; done; exec "$@"`, "sh", bin}, args...)...)
+		cmd.Dir, cmd.Env = e.workdir, append(slices.Clone(e.vars), "STOCKADE_TEST_CGROUPS="+strings.Join(procs, " "))
+		return cmd
+	}
 	var whole time.Duration
 	for range 3 {
 		t0 := time.Now()
-		if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
-			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		if out, err := command("run", "--", "true").CombinedOutput(); err != nil {
+			t.Fatalf("run: %v\n%s", err, out)
 		}
-		whole = time.Since(t0)
+		whole = max(whole, time.Since(t0))
 	}
-	left := 0 // stops after which the project held placeholders
-	for i := range 150 {
+	records := filepath.Join(e.home, ".local/state/stockade/placeholders")
+	recorded := map[string]bool{} // the stops that left a record
+	const stops = 240
+	for i := range stops {
 		sig := syscall.SIGINT
 		if i%3 == 2 {
 			sig = syscall.SIGKILL
 		}
-		cmd := exec.Command(bin, "run", "--", "sleep", "10")
-		cmd.Dir, cmd.Env = e.workdir, e.vars
+		cmd := command("run", "--", "sleep", "10")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rand.Int64N(int64(whole))))
+		time.Sleep(time.Duration(rand.Int64N(int64(whole) * 6 / 10))) // the start, and a little more
 		cmd.Process.Signal(sig)
 		cmd.Wait()
-		if ents, _ := os.ReadDir(e.workdir); len(ents) > 0 {
-			left++
+		left, _ := filepath.Glob(filepath.Join(records, "*.json"))
+		for _, r := range left {
+			recorded[filepath.Base(r)] = true
 		}
 	}
-	if left < 10 {
-		t.Fatalf("only %d of 150 stops came after the placeholders were made (a whole run takes %v): the loop tests nothing", left, whole)
+	if len(recorded) < 5 {
+		t.Fatalf("only %d of %d stops came after the placeholders were recorded (a whole run takes %v): the loop tests nothing", len(recorded), stops, whole)
 	}
-	if r := e.run("", nil, "run", "--", "true"); r.code != 0 {
-		t.Fatalf("the next run: exit %d\n%s", r.code, r.stderr)
+	if out, err := command("run", "--", "true").CombinedOutput(); err != nil {
+		t.Fatalf("the next run: %v\n%s", err, out)
 	}
 	if ents, _ := os.ReadDir(e.workdir); len(ents) != 0 {
 		var names []string
@@ -307,11 +320,65 @@ func TestInterruptedStartLeavesNothing(t *testing.T) {
 		}
 		t.Errorf("the project holds %v after the interrupted runs and the next one", names)
 	}
-	records := filepath.Join(e.home, ".local/state/stockade/placeholders")
 	if left, _ := filepath.Glob(filepath.Join(records, "*.json")); len(left) != 0 {
 		t.Errorf("placeholder records left: %v", left)
 	}
-	t.Logf("%d of 150 stops left placeholders for the next run to sweep (a whole run: %v)", left, whole)
+	t.Logf("%d of %d stops left a record for the next run to sweep (a whole run: %v)", len(recorded), stops, whole)
+}
+
+// testCgroups makes a cgroup of the test's own beside the test's, in
+// each cgroup hierarchy root may write, and returns their cgroup.procs
+// files (none for a user); the cleanup removes them with the groups made
+// in them, once they are empty.
+func testCgroups(t *testing.T) []string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs, procs []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 || strings.HasPrefix(f[1], "name=") {
+			continue
+		}
+		mnt := "/sys/fs/cgroup/" + f[1]
+		if f[1] == "" {
+			mnt = "/sys/fs/cgroup/unified"
+			if _, err := os.Stat(filepath.Join(mnt, "cgroup.procs")); err != nil {
+				mnt = "/sys/fs/cgroup"
+			}
+		}
+		dir := filepath.Join(mnt, f[2], fmt.Sprintf("stockade-e2e-%d", os.Getpid()))
+		if os.Mkdir(dir, 0o755) != nil {
+			continue // not a hierarchy root may write here
+		}
+		// One a process cannot join as it is (cpuset, before its cpus
+		// and mems are set) is left out.
+		if exec.Command("sh", "-c", `echo $$ > "$1"`, "sh", filepath.Join(dir, "cgroup.procs")).Run() != nil {
+			waitFor(func() bool { return syscall.Rmdir(dir) == nil })
+			continue
+		}
+		dirs, procs = append(dirs, dir), append(procs, filepath.Join(dir, "cgroup.procs"))
+	}
+	t.Cleanup(func() {
+		for _, d := range dirs {
+			waitFor(func() bool {
+				subs, _ := filepath.Glob(filepath.Join(d, "stockade-*"))
+				for _, s := range subs {
+					syscall.Rmdir(s)
+				}
+				return syscall.Rmdir(d) == nil
+			})
+			if _, err := os.Stat(d); err == nil {
+				t.Errorf("the test's cgroup %s is still there", d)
+			}
+		}
+	})
+	return procs
 }
 
 // cgroupsOf returns the directories of the stockade cgroups the process
