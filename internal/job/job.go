@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -392,7 +393,8 @@ func prepare(j Job, h Hooks) *prepared {
 	// over instead of removing it from under this sandbox.
 	if live := records.Live(); len(live) > 0 {
 		for _, f := range append(sc.Protect, sc.Mask...) {
-			if ph, ok := live[f.Path]; ok {
+			if phs, ok := live[f.Path]; ok {
+				ph := phs[0]
 				planned = append(planned, mount.Placeholder{Path: ph.Path, Root: ph.Root, Dir: ph.Dir})
 			}
 		}
@@ -608,7 +610,7 @@ func (pr *prepared) created() []Finding {
 	live := pr.records.Live()
 	var created []mount.Found
 	for _, f := range pr.scan.Created(after) {
-		if ph, ok := live[f.Path]; !ok || !mount.Unchanged(ph) {
+		if !slices.ContainsFunc(live[f.Path], mount.Unchanged) {
 			created = append(created, f)
 		}
 	}

@@ -26,6 +26,11 @@ type Placeholder struct {
 	Root string `json:"root"`
 	Dir  bool   `json:"dir"`
 	Ino  uint64 `json:"ino"`
+	// Ctime is its status change time, in Unix nanoseconds, as made,
+	// moved into place or found: a chmod, a new name, an extended
+	// attribute, a write, or another object given the same inode number
+	// changes it. 0 when not known (a record of an older stockade).
+	Ctime int64 `json:"ctime,omitempty"`
 	// Top is the top of the git work tree on the host that holds the
 	// placeholder, "" when none: while it is recorded, that repository's
 	// info/exclude leaves it out (see Records.Exclude).
@@ -76,7 +81,7 @@ func create(planned []Placeholder, stash Stash, dirs parents) ([]Placeholder, er
 		if errors.Is(err, fs.ErrExist) {
 			// Another sandbox of this project was quicker: share its.
 			if st, lerr := lstatPlaceholder(p, dirs); lerr == nil && st.dir == p.Dir {
-				made = append(made, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Top: p.Top, Ino: st.ino, Borrowed: true})
+				made = append(made, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Top: p.Top, Ino: st.ino, Ctime: st.ctime.UnixNano(), Borrowed: true})
 				continue
 			}
 		}
@@ -204,6 +209,7 @@ type placeholderStat struct {
 	size  int64
 	nlink uint64
 	link  bool
+	reg   bool
 	ctime time.Time
 }
 

@@ -72,7 +72,7 @@ func lstatAt(dirfd int, name, full string) (placeholderStat, error) {
 		return placeholderStat{}, &fs.PathError{Op: "lstat", Path: full, Err: err}
 	}
 	return placeholderStat{ino: st.Ino, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, size: st.Size, nlink: uint64(st.Nlink),
-		link: st.Mode&unix.S_IFMT == unix.S_IFLNK, ctime: time.Unix(st.Ctim.Unix())}, nil
+		link: st.Mode&unix.S_IFMT == unix.S_IFLNK, reg: st.Mode&unix.S_IFMT == unix.S_IFREG, ctime: time.Unix(st.Ctim.Unix())}, nil
 }
 
 // madeSince reports whether the path of ph, planned in a pending record
@@ -134,6 +134,17 @@ func (s Stash) stock(p Placeholder, dirs parents) uint64 {
 	return st.ino
 }
 
+// inoAt is the inode at ph's path, 0 if none can be found there.
+func inoAt(ph Placeholder) uint64 {
+	ps := newParents()
+	defer ps.close()
+	st, err := lstatPlaceholder(ph, ps)
+	if err != nil {
+		return 0
+	}
+	return st.ino
+}
+
 // mountID is the ID of the mount that holds fd, 0 if unknown.
 func mountID(fd int) uint64 {
 	var stx unix.Statx_t
@@ -159,7 +170,7 @@ func createPlaceholder(p Placeholder, ps parents) (Placeholder, error) {
 	if err != nil {
 		return Placeholder{}, err
 	}
-	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino}, nil
+	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino, Ctime: st.ctime.UnixNano()}, nil
 }
 
 // makeAt makes the placeholder for p at name in fd.
@@ -292,7 +303,7 @@ func (s Stash) take(p Placeholder, ps parents) (Placeholder, error) {
 	if err != nil {
 		return Placeholder{}, err
 	}
-	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino}, nil
+	return Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Ino: st.ino, Ctime: st.ctime.UnixNano()}, nil
 }
 
 func removePlaceholder(ph Placeholder, stash Stash, ps parents) error {
@@ -340,7 +351,13 @@ func removePlaceholder(ph Placeholder, stash Stash, ps parents) error {
 // unchangedAt reports whether name in dirfd (with st) is still the
 // placeholder ph as stockade made it.
 func unchangedAt(fd int, name string, ph Placeholder, st placeholderStat) bool {
-	if st.ino != ph.Ino || st.dir != ph.Dir || st.link || (!ph.Dir && st.size != int64(len(placeholderContent(ph.Path)))) {
+	if st.ino != ph.Ino || st.dir != ph.Dir || (!ph.Dir && (!st.reg || st.nlink != 1 || st.size != int64(len(placeholderContent(ph.Path))))) {
+		return false
+	}
+	// The same inode number, changed since (a chmod, an ACL, a name
+	// more), or another object given the number once the placeholder was
+	// removed (a FIFO): its status change time says so.
+	if ph.Ctime != 0 && st.ctime.UnixNano() != ph.Ctime {
 		return false
 	}
 	return !ph.Dir || emptyDirAt(fd, name)

@@ -38,3 +38,5 @@ func renameExchange(string, string) error { return errNotSupported }
 func madeSince(Placeholder, time.Time) (uint64, bool) { return 0, false }
 
 func (s Stash) stock(Placeholder, parents) uint64 { return 0 }
+
+func inoAt(Placeholder) uint64 { return 0 }

@@ -113,10 +113,11 @@ func TestSharedPlaceholders(t *testing.T) {
 			t.Fatal("the scan still lists CLAUDE.md as missing")
 		}
 		live := rs.Live()
-		ph, ok := live[first[0].Path]
-		if !ok {
+		phs, ok := live[first[0].Path]
+		if !ok || len(phs) != 1 {
 			t.Fatalf("Live = %+v, want the first sandbox's CLAUDE.md", live)
 		}
+		ph := phs[0]
 		second, releaseSecond, err := rs.Claim("second", []Placeholder{{Path: ph.Path, Root: ph.Root, Dir: ph.Dir}})
 		if err != nil || len(second) != 1 || !second[0].Borrowed {
 			t.Fatalf("second: %+v %v", second, err)

@@ -143,7 +143,9 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 	}, nil
 }
 
-// Live are the placeholders that sandboxes own, by path: a scan finds them
+// Live are the placeholders that sandboxes own, by path (more than one
+// record may name a path: a stale one, and the one whose placeholder is
+// there now): a scan finds them
 // as existing paths, and a sandbox that protects the same path must borrow
 // them (Claim) rather than take them for the project's own. Those of a
 // record whose process is gone count too, until a sweep releases them: it
@@ -151,8 +153,8 @@ func (rs Records) Claim(id string, planned []Placeholder) ([]Placeholder, func()
 // process killed in its Claim after this start's sweep, before its scan).
 // Read under the lock, so that no record of a live process is pending
 // (Claim holds it from the pending record to the final one).
-func (rs Records) Live() map[string]Placeholder {
-	out := map[string]Placeholder{}
+func (rs Records) Live() map[string][]Placeholder {
+	out := map[string][]Placeholder{}
 	ents, _ := os.ReadDir(rs.Dir)
 	if !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".json") }) {
 		return out // none: no lock to take
@@ -169,7 +171,7 @@ func (rs Records) Live() map[string]Placeholder {
 		}
 		for _, ph := range phs {
 			if !ph.Borrowed {
-				out[ph.Path] = ph
+				out[ph.Path] = append(out[ph.Path], ph)
 			}
 		}
 	}
@@ -287,28 +289,34 @@ func (rs Records) pendingOwn(id string, r record) []Placeholder {
 // borrowed, which become that record's own; then r goes. Held under lock.
 func (rs Records) release(id string, r record) error {
 	others := rs.others(id)
-	// What another live record says it made is that record's, whatever
-	// this one says (a record left behind by a failed hand-over, one
-	// wrongly judged dead): it is never removed from under it.
-	owned := map[string]bool{}
+	// What another live record says it made, and is at its path, is that
+	// record's, whatever this one says (a record left behind by a failed
+	// hand-over, one wrongly judged dead): it is never removed from under
+	// it.
+	owned := map[string][]uint64{}
 	for _, o := range others {
 		for _, ph := range o.Placeholders {
 			if !ph.Borrowed {
-				owned[ph.Path] = true
+				owned[ph.Path] = append(owned[ph.Path], ph.Ino)
 			}
 		}
 	}
 	var remove, held []Placeholder
 	var heldErrs []error
 	for _, ph := range r.Placeholders {
-		if ph.Borrowed || owned[ph.Path] {
+		if ph.Borrowed {
 			continue
 		}
-		if taker := handOver(others, ph); taker != "" {
-			if err := rs.write(taker, others[taker]); err != nil {
+		if inos, ok := owned[ph.Path]; ok && slices.Contains(inos, inoAt(ph)) {
+			continue
+		}
+		if taker, o := handOver(others, ph); taker != "" {
+			if err := rs.write(taker, o); err != nil {
 				held = append(held, ph)
 				heldErrs = append(heldErrs, fmt.Errorf("handing placeholder %s over: %w; left in place", ph.Path, err))
+				continue
 			}
+			others[taker] = o
 			continue
 		}
 		remove = append(remove, ph)
@@ -323,16 +331,17 @@ func (rs Records) release(id string, r record) error {
 	err := RemovePlaceholders(remove, rs.Stash())
 	wg.Wait()
 	if len(held) > 0 {
-		// The record stays with them alone, for the next sweep to hand
-		// them over or remove them: the borrower's record still says it
-		// borrowed them.
+		// The record stays, for the next sweep to hand them over or
+		// remove them: the borrower's record still says it borrowed
+		// them. With them alone, or, if that cannot be written either,
+		// as it was: what it names that another run owns now is passed
+		// over above.
 		r.Placeholders, r.Pending = held, false
-		if rs.write(id, r) == nil {
-			return errors.Join(append(heldErrs, err)...)
-		}
+		rs.write(id, r)
+		return errors.Join(append(heldErrs, err)...)
 	}
 	rs.retire(id)
-	return errors.Join(append(heldErrs, err)...)
+	return err
 }
 
 // Exclude writes the block of placeholders in the info/exclude of each
@@ -433,21 +442,22 @@ func (rs Records) retire(id string) {
 	rs.keepSpare(filepath.Join(rs.Dir, id+".json"))
 }
 
-// handOver makes ph owned by the first live record that borrowed it.
-func handOver(others map[string]record, ph Placeholder) string {
+// handOver returns the first live record that borrowed ph, and that
+// record with ph its own, to be written; others is left as it is.
+func handOver(others map[string]record, ph Placeholder) (string, record) {
 	for id, o := range others {
 		if o.Pending {
 			continue // not one that borrowed: see intended
 		}
 		for i, b := range o.Placeholders {
 			if b.Borrowed && b.Path == ph.Path && b.Ino == ph.Ino {
+				o.Placeholders = slices.Clone(o.Placeholders)
 				o.Placeholders[i].Borrowed = false
-				others[id] = o
-				return id
+				return id, o
 			}
 		}
 	}
-	return ""
+	return "", record{}
 }
 
 // others reads the live records other than id.

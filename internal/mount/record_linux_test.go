@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -525,8 +526,169 @@ func TestLiveDead(t *testing.T) {
 	rs.write("pending", record{PID: 999999997, Start: "1", Pending: true, Since: time.Now().UnixNano(), Placeholders: []Placeholder{pending}})
 	live := rs.Live()
 	for _, ph := range ps {
-		if got, ok := live[ph.Path]; !ok || got.Ino != ph.Ino || got.Borrowed {
-			t.Errorf("Live()[%s] = %+v, %v; want the dead process's placeholder, owned", ph.Path, got, ok)
+		if got := live[ph.Path]; len(got) != 1 || got[0].Ino != ph.Ino || got[0].Borrowed {
+			t.Errorf("Live()[%s] = %+v; want the dead process's placeholder, owned", ph.Path, got)
 		}
+	}
+}
+
+// TestReleaseHandOverRewriteFails: when the releasing record cannot be
+// rewritten either, after a failed hand-over, it stays as it was: the
+// next sweep passes over what another run owns now and removes the rest,
+// rather than leave the held placeholder with no record that owns it.
+func TestReleaseHandOverRewriteFails(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	at := func(name string) string { return filepath.Join(wd, name) }
+	ps, releaseA, err := rs.Claim("a", planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md", ".vscode/", "AGENTS.md"}}))
+	if err != nil || len(ps) != 3 {
+		t.Fatalf("Claim = %v, %v", ps, err)
+	}
+	byName := map[string]Placeholder{}
+	for _, ph := range ps {
+		b := ph
+		b.Borrowed = true
+		byName[filepath.Base(ph.Path)] = b
+	}
+	bpid, bstart := liveProcess(t)
+	cpid, cstart := liveProcess(t)
+	rs.write("b", record{PID: bpid, Start: bstart, Placeholders: []Placeholder{byName["CLAUDE.md"]}})
+	rc := record{PID: cpid, Start: cstart, Placeholders: []Placeholder{byName[".vscode"]}}
+	rs.write("c", rc)
+	for _, tmp := range []string{".c.tmp", ".a.tmp"} {
+		if err := os.MkdirAll(filepath.Join(rs.Dir, tmp, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := releaseA(); err == nil {
+		t.Fatal("release = nil, want the failed hand-over said")
+	}
+	if r, err := rs.read("a"); err != nil || len(r.Placeholders) != 3 {
+		t.Fatalf("a's record = %+v, %v; want it kept as it was", r, err)
+	}
+	os.RemoveAll(filepath.Join(rs.Dir, ".c.tmp"))
+	os.RemoveAll(filepath.Join(rs.Dir, ".a.tmp"))
+	// a and c are gone; b still runs.
+	for _, id := range []string{"a", "c"} {
+		r, _ := rs.read(id)
+		r.PID = 999999999
+		rs.write(id, r)
+	}
+	if err := rs.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(at("CLAUDE.md")); err != nil {
+		t.Errorf("CLAUDE.md, b's now, was removed: %v", err)
+	}
+	for _, n := range []string{".vscode", "AGENTS.md"} {
+		if _, err := os.Lstat(at(n)); err == nil {
+			t.Errorf("%s left in the project with no record that owns it", n)
+		}
+	}
+	for _, id := range []string{"a", "c"} {
+		if _, err := rs.read(id); err == nil {
+			t.Errorf("record %s survived the sweep", id)
+		}
+	}
+}
+
+// TestReleaseStaleOwner: a live record E names a placeholder that is no
+// longer there (the user removed it); a later run A made the path anew and
+// F borrowed A's. A's release hands it to F, E's stale entry
+// notwithstanding, and E's release passes over it, F's now, rather than
+// move it aside from under F's bind.
+func TestReleaseStaleOwner(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	pl := planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}})
+	old, err := Create(pl, Stash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epid, estart := liveProcess(t)
+	re := record{PID: epid, Start: estart, Placeholders: old}
+	rs.write("e", re)
+	keep, _ := os.CreateTemp(t.TempDir(), "") // the old inode stays taken
+	os.Link(old[0].Path, keep.Name()+".link")
+	os.Remove(old[0].Path) // the user
+	made, err := Create(pl, Stash{})
+	if err != nil || made[0].Ino == old[0].Ino {
+		t.Fatalf("Create = %+v, %v; want another inode", made, err)
+	}
+	fpid, fstart := liveProcess(t)
+	borrowed := made[0]
+	borrowed.Borrowed = true
+	rs.write("f", record{PID: fpid, Start: fstart, Placeholders: []Placeholder{borrowed}})
+	unlock, err := rs.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.release("a", record{Placeholders: made})
+	if r, err := rs.read("f"); err != nil || r.Placeholders[0].Borrowed {
+		unlock()
+		t.Fatalf("f's record = %+v, %v; want CLAUDE.md handed over", r, err)
+	}
+	err = rs.release("e", re)
+	unlock()
+	if err != nil {
+		t.Errorf("e's release: %v", err)
+	}
+	if _, err := os.Lstat(made[0].Path); err != nil {
+		t.Errorf("f's placeholder was moved from under it: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(wd, "*quarantine*")); len(m) != 0 {
+		t.Errorf("moved aside: %v", m)
+	}
+}
+
+// TestUnchangedCtime: a placeholder given another mode, a second name or
+// an extended attribute is no longer the one stockade made, although its
+// inode, kind and size are the same.
+func TestUnchangedCtime(t *testing.T) {
+	for name, change := range map[string]func(p string) error{
+		"chmod": func(p string) error { return os.Chmod(p, 0o777) },
+		"link":  func(p string) error { return os.Link(p, p+".2") },
+		"xattr": func(p string) error { return unix.Lsetxattr(p, "user.x", []byte("1"), 0) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			wd := tree(t, "src/")
+			ps, err := Create(planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}}), Stash{})
+			if err != nil || len(ps) != 1 {
+				t.Fatalf("Create = %v, %v", ps, err)
+			}
+			if !Unchanged(ps[0]) {
+				t.Fatal("a placeholder just made is changed")
+			}
+			time.Sleep(10 * time.Millisecond) // a coarse clock's tick
+			if err := change(ps[0].Path); err != nil {
+				t.Fatal(err)
+			}
+			if Unchanged(ps[0]) {
+				t.Errorf("Unchanged after %s", name)
+			}
+		})
+	}
+}
+
+// TestLiveEveryRecord: where a stale record and a live one name the same
+// path, Live gives both, so that the exit check finds the placeholder that
+// is there (one entry per path, in the records' random order, could be the
+// stale one, and the live sandbox's placeholder was then taken for the
+// command's doing).
+func TestLiveEveryRecord(t *testing.T) {
+	wd := tree(t, "src/")
+	rs := Records{Dir: t.TempDir()}
+	pl := planned(Config{Workdir: wd, Protect: []string{"CLAUDE.md"}})
+	ps, release, err := rs.Claim("live", pl)
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Claim = %v, %v", ps, err)
+	}
+	defer release()
+	stale := ps[0]
+	stale.Ino++
+	rs.write("stale", record{PID: 999999999, Start: "1", Placeholders: []Placeholder{stale}})
+	live := rs.Live()[ps[0].Path]
+	if len(live) != 2 || !slices.ContainsFunc(live, Unchanged) {
+		t.Errorf("Live()[CLAUDE.md] = %+v; want both records' entries, the live one unchanged", live)
 	}
 }
