@@ -81,7 +81,13 @@ func create(planned []Placeholder, stash Stash, dirs parents) ([]Placeholder, er
 		if errors.Is(err, fs.ErrExist) {
 			// Another sandbox of this project was quicker: share its.
 			if st, lerr := lstatPlaceholder(p, dirs); lerr == nil && st.dir == p.Dir {
-				made = append(made, Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Top: p.Top, Ino: st.ino, Ctime: st.ctime.UnixNano(), Borrowed: true})
+				b := Placeholder{Path: p.Path, Root: p.Root, Dir: p.Dir, Top: p.Top, Ino: st.ino, Borrowed: true}
+				if st.dir || st.nlink == 1 {
+					// (Not a file of two names: one made without
+					// O_TMPFILE, whose temporary name is yet to go.)
+					b.Ctime = st.ctime.UnixNano()
+				}
+				made = append(made, b)
 				continue
 			}
 		}

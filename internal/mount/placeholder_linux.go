@@ -79,9 +79,10 @@ func lstatAt(dirfd int, name, full string) (placeholderStat, error) {
 // written at since (see Records.pendingOwn), holds a placeholder as
 // stockade makes it (empty, or "{}", with one name; an empty directory)
 // that is ph's: the inode that waited in the stash for it (ph.Ino, which
-// Create moves into place), or, when the record names none (no stash on
-// its file system), one whose status changed from a second before since
-// to pendingWindow after it (made anew). It returns the inode found.
+// Create moves into place), or any when the record names none (no stash
+// on its mount), whose status changed from a second before since to
+// pendingWindow after it, when it was made or moved into place. It
+// returns the inode found.
 func madeSince(ph Placeholder, since time.Time) (uint64, bool) {
 	ps := newParents()
 	defer ps.close()
@@ -97,7 +98,9 @@ func madeSince(ph Placeholder, since time.Time) (uint64, bool) {
 	if ph.Ino != 0 && st.ino != ph.Ino {
 		return 0, false
 	}
-	if ph.Ino == 0 && (st.ctime.Before(since.Add(-time.Second)) || st.ctime.After(since.Add(pendingWindow))) {
+	// Made, or moved into place, within seconds of the record: changed
+	// since (a chmod, an attribute, a name more), it is left as it is.
+	if st.ctime.Before(since.Add(-time.Second)) || st.ctime.After(since.Add(pendingWindow)) {
 		return 0, false
 	}
 	found := ph
@@ -357,10 +360,21 @@ func unchangedAt(fd int, name string, ph Placeholder, st placeholderStat) bool {
 	// The same inode number, changed since (a chmod, an ACL, a name
 	// more), or another object given the number once the placeholder was
 	// removed (a FIFO): its status change time says so.
-	if ph.Ctime != 0 && st.ctime.UnixNano() != ph.Ctime {
+	if ph.Ctime != 0 && !sameCtime(st.ctime, ph.Ctime) {
 		return false
 	}
 	return !ph.Dir || emptyDirAt(fd, name)
+}
+
+// sameCtime reports whether ctime is the recorded one: to the nanosecond,
+// or to the second where the file system keeps whole seconds, which an
+// inode read back from disk may then show (a FUSE file system, ext4 with
+// small inodes).
+func sameCtime(ctime time.Time, recorded int64) bool {
+	if ctime.UnixNano() == recorded {
+		return true
+	}
+	return ctime.Nanosecond() == 0 && ctime.Unix() == time.Unix(0, recorded).Unix()
 }
 
 // Unchanged reports whether the placeholder ph is still as stockade made it

@@ -100,7 +100,7 @@ func TestClaimKilled(t *testing.T) {
 // removes only what that process made. Not a placeholder another live
 // sandbox owns at the same path, not a file given content or a second
 // name, even with the recorded inode, and not an empty file of another
-// inode made outside the record's window.
+// inode than the one recorded.
 func TestSweepPending(t *testing.T) {
 	wd := tree(t, "src/", "user.txt")
 	rs := Records{Dir: t.TempDir()}
@@ -114,7 +114,7 @@ func TestSweepPending(t *testing.T) {
 	os.WriteFile(at("AGENTS.md"), []byte("mine"), 0o644) // given content since
 	os.Link(at("user.txt"), at("GEMINI.md"))             // a second name of a user's file
 	os.Truncate(at("GEMINI.md"), 0)
-	os.WriteFile(at("NOTES.md"), nil, 0o644) // empty, of another inode, made after the window
+	os.WriteFile(at("NOTES.md"), nil, 0o644) // empty, but not of the inode recorded
 	ino := func(name string) uint64 {
 		var st unix.Stat_t
 		if err := unix.Lstat(at(name), &st); err != nil {
@@ -122,10 +122,14 @@ func TestSweepPending(t *testing.T) {
 		}
 		return st.Ino
 	}
-	r := record{PID: 999999999, Pending: true, Since: time.Now().Add(-time.Hour).UnixNano()}
+	r := record{PID: 999999999, Pending: true, Since: time.Now().UnixNano()}
 	for _, name := range []string{".vscode", "CLAUDE.md", "AGENTS.md", "GEMINI.md", "NOTES.md", ".mcp.json"} {
 		ph := Placeholder{Path: at(name), Root: wd, Dir: name == ".vscode"}
-		if name != "NOTES.md" && name != ".mcp.json" {
+		switch name {
+		case "NOTES.md":
+			ph.Ino = ino(name) + 1000
+		case ".mcp.json":
+		default:
 			ph.Ino = ino(name)
 		}
 		r.Placeholders = append(r.Placeholders, ph)
@@ -170,26 +174,37 @@ func TestSweepTemporary(t *testing.T) {
 	}
 }
 
-// TestSweepPendingWindow: with no inode recorded (no stash on the
-// placeholder's file system), a pending record's entry is taken for its
+// TestSweepPendingWindow: a pending record's entry is taken for its
 // process's only if it changed from a second before the record to
-// pendingWindow after it.
+// pendingWindow after it (made, or moved into place, then), with the
+// inode the record names, or any where it names none (no stash on the
+// placeholder's mount).
 func TestSweepPendingWindow(t *testing.T) {
 	for name, c := range map[string]struct {
 		since time.Duration // of the record, from now
+		ino   bool          // the record names the inode
 		taken bool
 	}{
-		"just made":         {0, true},
-		"within the window": {-pendingWindow + time.Second, true},
-		"after the window":  {-pendingWindow - time.Second, false},
-		"before the record": {2 * time.Second, false},
+		"just made":                    {0, false, true},
+		"within the window":            {-pendingWindow + time.Second, false, true},
+		"after the window":             {-pendingWindow - time.Second, false, false},
+		"before the record":            {2 * time.Second, false, false},
+		"its inode, just made":         {0, true, true},
+		"its inode, changed after it":  {-pendingWindow - time.Second, true, false},
+		"its inode, before the record": {2 * time.Second, true, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			wd := tree(t, "src/")
 			rs := Records{Dir: t.TempDir()}
 			os.WriteFile(filepath.Join(wd, "CLAUDE.md"), nil, 0o644)
+			ph := Placeholder{Path: filepath.Join(wd, "CLAUDE.md"), Root: wd, Borrowed: true}
+			if c.ino {
+				var st unix.Stat_t
+				unix.Lstat(ph.Path, &st)
+				ph.Ino = st.Ino
+			}
 			r := record{PID: 999999999, Pending: true, Since: time.Now().Add(c.since).UnixNano(),
-				Placeholders: []Placeholder{{Path: filepath.Join(wd, "CLAUDE.md"), Root: wd, Borrowed: true}}}
+				Placeholders: []Placeholder{ph}}
 			if got := rs.pendingOwn("dead", r); (len(got) == 1) != c.taken {
 				t.Errorf("pendingOwn = %+v, want taken %v", got, c.taken)
 			}
@@ -690,5 +705,25 @@ func TestLiveEveryRecord(t *testing.T) {
 	live := rs.Live()[ps[0].Path]
 	if len(live) != 2 || !slices.ContainsFunc(live, Unchanged) {
 		t.Errorf("Live()[CLAUDE.md] = %+v; want both records' entries, the live one unchanged", live)
+	}
+}
+
+// TestSameCtime: a recorded status change time matches to the
+// nanosecond, or to the second when the file system gives whole seconds.
+func TestSameCtime(t *testing.T) {
+	rec := time.Unix(1700000000, 123456789).UnixNano()
+	for _, c := range []struct {
+		ctime time.Time
+		same  bool
+	}{
+		{time.Unix(1700000000, 123456789), true},
+		{time.Unix(1700000000, 0), true}, // read back from whole seconds
+		{time.Unix(1700000000, 123456790), false},
+		{time.Unix(1700000001, 0), false},
+		{time.Unix(1699999999, 0), false},
+	} {
+		if got := sameCtime(c.ctime, rec); got != c.same {
+			t.Errorf("sameCtime(%v) = %v, want %v", c.ctime, got, c.same)
+		}
 	}
 }
